@@ -1,0 +1,87 @@
+// The device configuration: every key of the contract's configuration table,
+// in base units (bytes, nanoseconds, bytes per second). Configurations are
+// built from a preset, then a TOML file, then `--set key=value` overrides,
+// and checked as a whole before any device is made from them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zonelab/result.h"
+
+namespace zonelab {
+
+struct FlashConfig {
+  uint64_t channels = 0;
+  uint64_t dies_per_channel = 0;
+  uint64_t planes_per_die = 0;
+  uint64_t blocks_per_plane = 0;
+  uint64_t pages_per_block = 0;
+  uint64_t page_size_bytes = 0;
+  uint64_t read_latency_ns = 0;      // tR
+  uint64_t program_latency_ns = 0;   // tPROG
+  uint64_t erase_latency_ns = 0;     // tBERS
+  uint64_t transfer_latency_ns = 0;  // one full page over the channel
+};
+
+struct HostConfig {
+  uint64_t lba_size_bytes = 0;
+  uint64_t command_overhead_ns = 0;
+  uint64_t link_bandwidth_bytes_per_s = 0;
+  uint64_t queue_depth = 0;
+};
+
+struct ZnsConfig {
+  uint64_t channels_per_zone = 0;
+  uint64_t dies_per_zone = 0;
+  uint64_t zone_capacity_bytes = 0;
+  uint64_t zone_size_bytes = 0;  // 0: next power of two >= capacity
+  uint64_t zone_count = 0;       // 0: as many as the flash holds
+  uint64_t max_open = 0;         // 0: no limit
+  uint64_t max_active = 0;       // 0: no limit
+  uint64_t zasl_bytes = 0;
+};
+
+struct StoreConfig {
+  // "none", "memory", "file", or empty: the context decides (file for an
+  // image made by `create`, none for a device that lives only in memory).
+  std::string backing;
+};
+
+struct Config {
+  std::string interface = "zns";
+  uint64_t seed = 0;
+  FlashConfig flash;
+  HostConfig host;
+  ZnsConfig zns;
+  StoreConfig store;
+};
+
+// Names of the shipped presets, in the order `zonelab presets` lists them.
+std::vector<std::string> preset_names();
+// The defaults (preset "small").
+Config default_config();
+Result<Config> preset_config(std::string_view name);
+
+// Applies a TOML document over `config`; unknown keys and bad values are
+// errors. `origin` names the source in error messages.
+Outcome apply_toml(Config& config, std::string_view toml_text, std::string_view origin);
+Outcome apply_toml_file(Config& config, const std::string& path);
+// Applies one "a.b=value" override.
+Outcome apply_override(Config& config, std::string_view assignment);
+
+// The configuration as a TOML document / JSON text with every key.
+std::string config_to_toml(const Config& config);
+std::string config_to_json(const Config& config);
+
+// One entry of the configuration reference.
+struct ConfigKeyInfo {
+  std::string name;
+  std::string kind;  // count, size, time, rate, choice, text
+  std::string description;
+};
+std::vector<ConfigKeyInfo> config_keys();
+
+}  // namespace zonelab

@@ -1,0 +1,108 @@
+// The device seam: a command goes in, a completion comes out. The ZNS model
+// implements it today; the host layer, workloads and tools only use it.
+//
+// Commands are asynchronous. `submit` takes a Command that the caller owns
+// and keeps alive until the device calls `on_complete` on the command's
+// sink, at the modeled completion time in the simulator's virtual time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "zonelab/status.h"
+
+namespace zonelab {
+
+enum class Opcode : uint8_t { kRead, kWrite, kAppend, kZoneManagementSend };
+
+// Zone Send Action values of the NVMe ZNS command set.
+enum class ZoneAction : uint8_t {
+  kNone = 0,
+  kClose = 1,
+  kFinish = 2,
+  kOpen = 3,
+  kReset = 4,
+  kOffline = 5,
+};
+
+enum class ZoneState : uint8_t {
+  kEmpty,
+  kImplicitlyOpened,
+  kExplicitlyOpened,
+  kClosed,
+  kFull,
+  kReadOnly,
+  kOffline,
+};
+inline constexpr int kZoneStateCount = 7;
+
+std::string_view zone_state_name(ZoneState state);  // "implicitly-opened", ...
+std::optional<ZoneState> zone_state_from_name(std::string_view name);
+std::string_view zone_action_name(ZoneAction action);  // "open", ...
+std::optional<ZoneAction> zone_action_from_name(std::string_view name);
+
+class Command;
+
+class CompletionSink {
+ public:
+  virtual void on_complete(Command& command) = 0;
+
+ protected:
+  ~CompletionSink() = default;
+};
+
+class Command {
+ public:
+  // What the host asks.
+  Opcode opcode = Opcode::kRead;
+  ZoneAction action = ZoneAction::kNone;
+  bool select_all = false;
+  uint64_t slba = 0;
+  uint32_t nlb = 0;         // logical blocks (1-based, unlike the NVMe field)
+  uint8_t* data = nullptr;  // nlb * lba_size bytes, or null: no data moves
+  CompletionSink* sink = nullptr;
+  uint64_t user_tag = 0;
+
+  // What the device answers.
+  Status status = Status::kSuccess;
+  uint64_t result_lba = 0;  // zone append: the LBA the data went to
+  uint64_t submit_ns = 0;
+  uint64_t complete_ns = 0;
+
+  // Device-private link for its submission queue.
+  Command* queue_next = nullptr;
+
+  uint64_t latency_ns() const { return complete_ns - submit_ns; }
+};
+
+struct DeviceInfo {
+  std::string_view interface;
+  uint64_t lba_size_bytes = 0;
+  uint64_t zone_size_lbas = 0;
+  uint64_t zone_capacity_lbas = 0;
+  uint32_t zone_count = 0;
+  uint64_t capacity_lbas = 0;
+  uint32_t max_open = 0;    // 0: no limit
+  uint32_t max_active = 0;  // 0: no limit
+  uint64_t zasl_lbas = 0;
+};
+
+struct ZoneDescriptor {
+  uint32_t zone = 0;
+  uint64_t start_lba = 0;
+  uint64_t capacity_lbas = 0;
+  uint64_t wp_lba = 0;  // full zones report start + zone size, as Linux does
+  ZoneState state = ZoneState::kEmpty;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual void submit(Command& command) = 0;
+  virtual const DeviceInfo& info() const = 0;
+  virtual ZoneDescriptor zone(uint32_t index) const = 0;
+};
+
+}  // namespace zonelab

@@ -1,0 +1,350 @@
+// Configuration keys, TOML loading, overrides and printing; see
+// zonelab/config.h. Every key is declared once in keys() below: its name,
+// kind, limits and where it lives in Config. Loading, printing and the
+// configuration reference all walk that one table.
+#include "zonelab/config.h"
+
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "common/units.h"
+
+namespace zonelab {
+
+std::string_view preset_toml(std::string_view name);  // presets.cc
+
+namespace {
+
+enum class Kind { kCount, kSize, kTime, kRate, kChoice };
+
+struct Key {
+  std::string name;
+  Kind kind;
+  uint64_t min;
+  uint64_t max;
+  std::vector<std::string> choices;  // kChoice only
+  std::string description;
+  std::function<uint64_t&(Config&)> number;   // numeric kinds
+  std::function<std::string&(Config&)> text;  // kChoice
+};
+
+constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
+constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kTenSecondsNs = 10'000'000'000ULL;
+constexpr uint64_t kPiB = 1ULL << 50;
+constexpr uint64_t kTiB = 1ULL << 40;
+
+#define ZL_NUM(path) [](Config& c) -> uint64_t& { return c.path; }
+#define ZL_TEXT(path) [](Config& c) -> std::string& { return c.path; }
+
+std::vector<Key> make_keys() {
+  std::vector<Key> k;
+  auto num = [&k](std::string name, Kind kind, uint64_t min, uint64_t max, std::string desc,
+                  std::function<uint64_t&(Config&)> ref) {
+    k.push_back(Key{std::move(name), kind, min, max, {}, std::move(desc), std::move(ref), {}});
+  };
+  auto choice = [&k](std::string name, std::vector<std::string> choices, std::string desc,
+                     std::function<std::string&(Config&)> ref) {
+    k.push_back(Key{std::move(name), Kind::kChoice, 0, 0, std::move(choices), std::move(desc), {},
+                    std::move(ref)});
+  };
+  choice("interface", {"zns"},
+         "device interface; `zns` (the conventional `block` SSD is not available yet)",
+         ZL_TEXT(interface));
+  num("seed", Kind::kCount, 0, kU64, "the one source of randomness", ZL_NUM(seed));
+
+  num("flash.channels", Kind::kCount, 1, 1024, "channels", ZL_NUM(flash.channels));
+  num("flash.dies_per_channel", Kind::kCount, 1, 1024, "dies (ways) on each channel",
+      ZL_NUM(flash.dies_per_channel));
+  num("flash.planes_per_die", Kind::kCount, 1, 16, "planes in each die",
+      ZL_NUM(flash.planes_per_die));
+  num("flash.blocks_per_plane", Kind::kCount, 1, 1 << 22, "erase blocks in each plane",
+      ZL_NUM(flash.blocks_per_plane));
+  num("flash.pages_per_block", Kind::kCount, 1, 1 << 16, "pages in each block",
+      ZL_NUM(flash.pages_per_block));
+  num("flash.page_size", Kind::kSize, 512, 1 << 20, "flash page size",
+      ZL_NUM(flash.page_size_bytes));
+  num("flash.read_latency", Kind::kTime, 0, kTenSecondsNs, "tR: page read into the register",
+      ZL_NUM(flash.read_latency_ns));
+  num("flash.program_latency", Kind::kTime, 0, kTenSecondsNs, "tPROG: page program",
+      ZL_NUM(flash.program_latency_ns));
+  num("flash.erase_latency", Kind::kTime, 0, kTenSecondsNs, "tBERS: block erase",
+      ZL_NUM(flash.erase_latency_ns));
+  num("flash.transfer_latency", Kind::kTime, 0, kTenSecondsNs,
+      "one full page over the channel (a partial page takes its share)",
+      ZL_NUM(flash.transfer_latency_ns));
+
+  num("host.lba_size", Kind::kSize, 512, 1 << 16, "logical block size (a power of two)",
+      ZL_NUM(host.lba_size_bytes));
+  num("host.command_overhead", Kind::kTime, 0, kTenSecondsNs,
+      "controller time added to every command", ZL_NUM(host.command_overhead_ns));
+  num("host.link_bandwidth", Kind::kRate, 1, kTiB, "host link bandwidth (data in and out)",
+      ZL_NUM(host.link_bandwidth_bytes_per_s));
+  num("host.queue_depth", Kind::kCount, 1, 65536,
+      "commands the device works on at once; more wait in its submission queue",
+      ZL_NUM(host.queue_depth));
+
+  num("zns.channels_per_zone", Kind::kCount, 1, 1024,
+      "channels one zone spans (SU = 1x1, FU = all x all)", ZL_NUM(zns.channels_per_zone));
+  num("zns.dies_per_zone", Kind::kCount, 1, 1024, "dies per channel one zone spans",
+      ZL_NUM(zns.dies_per_zone));
+  num("zns.zone_capacity", Kind::kSize, 1, kTiB, "writable capacity of a zone",
+      ZL_NUM(zns.zone_capacity_bytes));
+  num("zns.zone_size", Kind::kSize, 0, kTiB,
+      "LBA span of a zone; 0 = next power of two >= capacity", ZL_NUM(zns.zone_size_bytes));
+  num("zns.zone_count", Kind::kCount, 0, 1 << 24, "zones; 0 = as many as the flash holds",
+      ZL_NUM(zns.zone_count));
+  num("zns.max_open", Kind::kCount, 0, kU32, "maximum open resources (MOR+1); 0 = no limit",
+      ZL_NUM(zns.max_open));
+  num("zns.max_active", Kind::kCount, 0, kU32, "maximum active resources (MAR+1); 0 = no limit",
+      ZL_NUM(zns.max_active));
+  num("zns.zasl", Kind::kSize, 512, kTiB, "zone append size limit", ZL_NUM(zns.zasl_bytes));
+
+  choice("store.backing", {"", "none", "memory", "file"},
+         "where data lives: none (metadata only), memory, or file (the image); empty = file "
+         "for images, none otherwise",
+         ZL_TEXT(store.backing));
+  (void)kPiB;
+  return k;
+}
+
+#undef ZL_NUM
+#undef ZL_TEXT
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> kKeys = make_keys();
+  return kKeys;
+}
+
+const Key* find_key(std::string_view name) {
+  for (const auto& key : keys()) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+std::string unknown_key_message(std::string_view name, std::string_view origin) {
+  return fmt::format("{}: unknown configuration key '{}' (see docs/configuration.md)", origin,
+                     name);
+}
+
+Result<uint64_t> parse_number(const Key& key, std::string_view text) {
+  switch (key.kind) {
+    case Kind::kCount:
+      return parse_count(text);
+    case Kind::kSize:
+      return parse_size_bytes(text);
+    case Kind::kTime:
+      return parse_time_ns(text);
+    case Kind::kRate:
+      return parse_rate_bytes_per_s(text);
+    case Kind::kChoice:
+      break;
+  }
+  return Error{"internal: not a numeric key"};
+}
+
+std::string render_number(const Key& key, uint64_t value) {
+  switch (key.kind) {
+    case Kind::kSize:
+      return format_size(value);
+    case Kind::kTime:
+      return format_time(value);
+    case Kind::kRate:
+      return format_rate(value);
+    default:
+      return fmt::format("{}", value);
+  }
+}
+
+// Sets `key` from its textual form; the one place limits are checked.
+Outcome set_from_text(Config& config, const Key& key, std::string_view text,
+                      std::string_view origin) {
+  if (key.kind == Kind::kChoice) {
+    for (const auto& choice : key.choices) {
+      if (choice == text) {
+        key.text(config) = std::string(text);
+        return {};
+      }
+    }
+    std::string allowed;
+    for (const auto& choice : key.choices) {
+      if (choice.empty()) continue;
+      allowed += allowed.empty() ? choice : ", " + choice;
+    }
+    return Error{fmt::format("{}: {} = '{}' is not one of: {}", origin, key.name, text, allowed)};
+  }
+  auto value = parse_number(key, text);
+  if (!value) return Error{fmt::format("{}: {}: {}", origin, key.name, value.error())};
+  if (*value < key.min || *value > key.max) {
+    return Error{fmt::format("{}: {} = {} is out of range [{}, {}]", origin, key.name, text,
+                             render_number(key, key.min), render_number(key, key.max))};
+  }
+  key.number(config) = *value;
+  return {};
+}
+
+Outcome set_from_node(Config& config, const Key& key, const toml::node& node,
+                      std::string_view origin) {
+  if (auto s = node.as_string()) return set_from_text(config, key, s->get(), origin);
+  if (auto i = node.as_integer()) {
+    if (key.kind == Kind::kChoice) {
+      return Error{fmt::format("{}: {} must be a string", origin, key.name)};
+    }
+    if (i->get() < 0) {
+      return Error{fmt::format("{}: {} = {} must not be negative", origin, key.name, i->get())};
+    }
+    return set_from_text(config, key, fmt::format("{}", i->get()), origin);
+  }
+  if (auto f = node.as_floating_point()) {
+    if (key.kind == Kind::kChoice || key.kind == Kind::kCount) {
+      return Error{fmt::format("{}: {} must be a whole number", origin, key.name)};
+    }
+    return set_from_text(config, key, fmt::format("{}", f->get()), origin);
+  }
+  return Error{fmt::format("{}: {} has the wrong type (expected a number or a string)", origin,
+                           key.name)};
+}
+
+Outcome apply_table(Config& config, const toml::table& table, const std::string& prefix,
+                    std::string_view origin) {
+  for (const auto& [name, node] : table) {
+    std::string full = prefix.empty() ? std::string(name.str())
+                                      : prefix + "." + std::string(name.str());
+    if (const auto* sub = node.as_table()) {
+      auto outcome = apply_table(config, *sub, full, origin);
+      if (!outcome) return outcome;
+      continue;
+    }
+    const Key* key = find_key(full);
+    if (key == nullptr) return Error{unknown_key_message(full, origin)};
+    auto outcome = set_from_node(config, *key, node, origin);
+    if (!outcome) return outcome;
+  }
+  return {};
+}
+
+std::string key_value_text(const Key& key, Config& config) {
+  if (key.kind == Kind::kChoice) return key.text(config);
+  return render_number(key, key.number(config));
+}
+
+}  // namespace
+
+Outcome apply_toml(Config& config, std::string_view toml_text, std::string_view origin) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& err) {
+    return Error{fmt::format("{}:{}:{}: malformed TOML: {}", origin, err.source().begin.line,
+                             err.source().begin.column, err.description())};
+  }
+  Config candidate = config;
+  auto outcome = apply_table(candidate, table, "", origin);
+  if (!outcome) return outcome;
+  config = candidate;
+  return {};
+}
+
+Outcome apply_toml_file(Config& config, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot read configuration file", path)};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > (1 << 20)) {
+    return Error{fmt::format("{}: configuration file is larger than 1 MiB", path)};
+  }
+  return apply_toml(config, text.str(), path);
+}
+
+Outcome apply_override(Config& config, std::string_view assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return Error{fmt::format("--set '{}': expected KEY=VALUE, e.g. zns.max_open=8", assignment)};
+  }
+  std::string_view name = assignment.substr(0, eq);
+  std::string_view value = assignment.substr(eq + 1);
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    value = value.substr(1, value.size() - 2);
+  }
+  const Key* key = find_key(name);
+  if (key == nullptr) return Error{unknown_key_message(name, "--set")};
+  return set_from_text(config, *key, value, "--set");
+}
+
+std::string config_to_toml(const Config& config) {
+  Config copy = config;
+  std::string out;
+  std::string section;
+  for (const auto& key : keys()) {
+    auto dot = key.name.find('.');
+    std::string this_section = dot == std::string::npos ? "" : key.name.substr(0, dot);
+    std::string leaf = dot == std::string::npos ? key.name : key.name.substr(dot + 1);
+    if (this_section != section) {
+      section = this_section;
+      out += fmt::format("\n[{}]\n", section);
+    }
+    std::string value = key_value_text(key, copy);
+    bool quoted = key.kind != Kind::kCount;
+    out += quoted ? fmt::format("{} = \"{}\"\n", leaf, value) : fmt::format("{} = {}\n", leaf, value);
+  }
+  return out;
+}
+
+std::string config_to_json(const Config& config) {
+  Config copy = config;
+  nlohmann::ordered_json root = nlohmann::ordered_json::object();
+  for (const auto& key : keys()) {
+    auto dot = key.name.find('.');
+    nlohmann::ordered_json& slot =
+        dot == std::string::npos ? root[key.name]
+                                 : root[key.name.substr(0, dot)][key.name.substr(dot + 1)];
+    if (key.kind == Kind::kCount) {
+      slot = key.number(copy);
+    } else {
+      slot = key_value_text(key, copy);
+    }
+  }
+  return root.dump();
+}
+
+std::vector<ConfigKeyInfo> config_keys() {
+  std::vector<ConfigKeyInfo> out;
+  for (const auto& key : keys()) {
+    static constexpr const char* kKindNames[] = {"count", "size", "time", "rate", "choice"};
+    out.push_back({key.name, kKindNames[static_cast<int>(key.kind)], key.description});
+  }
+  return out;
+}
+
+std::vector<std::string> preset_names() {
+  return {"small", "confznspp", "zn540", "zssd-small", "flexzns"};
+}
+
+Config default_config() {
+  auto config = preset_config("small");
+  return config.value();
+}
+
+Result<Config> preset_config(std::string_view name) {
+  std::string_view text = preset_toml(name);
+  if (text.empty()) {
+    std::string names;
+    for (const auto& n : preset_names()) names += names.empty() ? n : ", " + n;
+    return Error{fmt::format("unknown preset '{}' (presets: {})", name, names)};
+  }
+  Config config;
+  auto outcome = apply_toml(config, text, fmt::format("preset {}", name));
+  if (!outcome) return Error{outcome.error()};
+  return config;
+}
+
+}  // namespace zonelab

@@ -1,0 +1,182 @@
+// The shipped presets. Each is a complete configuration; docs/presets.md
+// gives the source of every value (seed paper and table) and marks the
+// values the papers leave open. Channel transfer times follow ConfZNS's
+// 1200 MT/s (seed 002, Table 2): page_size / 1.2 GB/s.
+#include <string_view>
+
+namespace zonelab {
+
+namespace {
+
+constexpr std::string_view kSmall = R"(# small: a quick 3 GiB device, FU-mapped zones, capacity < size.
+interface = "zns"
+seed = 1
+[flash]
+channels = 4
+dies_per_channel = 2
+planes_per_die = 2
+blocks_per_plane = 64
+pages_per_block = 192
+page_size = "16KiB"
+read_latency = "50us"
+program_latency = "500us"
+erase_latency = "3500us"
+transfer_latency = "13653ns"
+[host]
+lba_size = "4KiB"
+command_overhead = "2us"
+link_bandwidth = "4GB/s"
+queue_depth = 256
+[zns]
+channels_per_zone = 4
+dies_per_zone = 2
+zone_capacity = "48MiB"
+zone_size = 0
+zone_count = 0
+max_open = 12
+max_active = 14
+zasl = "512KiB"
+[store]
+backing = ""
+)";
+
+constexpr std::string_view kConfZnsPP = R"(# confznspp: seed 003 section 5.2 (ConfZNS++ evaluation device).
+interface = "zns"
+seed = 1
+[flash]
+channels = 4
+dies_per_channel = 1
+planes_per_die = 1
+blocks_per_plane = 1056
+pages_per_block = 768
+page_size = "16KiB"
+read_latency = "60us"
+program_latency = "700us"
+erase_latency = "3500us"
+transfer_latency = "13653ns"
+[host]
+lba_size = "4KiB"
+command_overhead = "15us"
+link_bandwidth = "3940MB/s"
+queue_depth = 1024
+[zns]
+channels_per_zone = 4
+dies_per_zone = 1
+zone_capacity = "1056MiB"
+zone_size = "2GiB"
+zone_count = 48
+max_open = 14
+max_active = 14
+zasl = "512KiB"
+[store]
+backing = ""
+)";
+
+constexpr std::string_view kZn540 = R"(# zn540: a large-zone drive after the WD ZN540 (seed 000 Table 3, seed 003 Table 2).
+interface = "zns"
+seed = 1
+[flash]
+channels = 8
+dies_per_channel = 4
+planes_per_die = 2
+blocks_per_plane = 904
+pages_per_block = 1152
+page_size = "16KiB"
+read_latency = "60us"
+program_latency = "700us"
+erase_latency = "3500us"
+transfer_latency = "13653ns"
+[host]
+lba_size = "4KiB"
+command_overhead = "2us"
+link_bandwidth = "3940MB/s"
+queue_depth = 1024
+[zns]
+channels_per_zone = 8
+dies_per_zone = 4
+zone_capacity = "1077MiB"
+zone_size = "2GiB"
+zone_count = 904
+max_open = 14
+max_active = 14
+zasl = "512KiB"
+[store]
+backing = ""
+)";
+
+constexpr std::string_view kZssdSmall = R"(# zssd-small: the small-zone ZSSD1 (seed 002 Tables 1-2, seed 004 section III).
+interface = "zns"
+seed = 1
+[flash]
+channels = 8
+dies_per_channel = 2
+planes_per_die = 1
+blocks_per_plane = 7296
+pages_per_block = 384
+page_size = "48KiB"
+read_latency = "65us"
+program_latency = "450us"
+erase_latency = "3500us"
+transfer_latency = "40960ns"
+[host]
+lba_size = "4KiB"
+command_overhead = "2us"
+link_bandwidth = "3940MB/s"
+queue_depth = 1024
+[zns]
+channels_per_zone = 1
+dies_per_zone = 1
+zone_capacity = "72MiB"
+zone_size = "72MiB"
+zone_count = 29172
+max_open = 0
+max_active = 0
+zasl = "480KiB"
+[store]
+backing = ""
+)";
+
+constexpr std::string_view kFlexZns = R"(# flexzns: the FEMU device of seed 001 Table II (2 GiB superblock zones).
+interface = "zns"
+seed = 1
+[flash]
+channels = 8
+dies_per_channel = 8
+planes_per_die = 4
+blocks_per_plane = 128
+pages_per_block = 2048
+page_size = "4KiB"
+read_latency = "50us"
+program_latency = "500us"
+erase_latency = "5ms"
+transfer_latency = "3413ns"
+[host]
+lba_size = "4KiB"
+command_overhead = "2us"
+link_bandwidth = "3940MB/s"
+queue_depth = 1024
+[zns]
+channels_per_zone = 8
+dies_per_zone = 8
+zone_capacity = "2016MiB"
+zone_size = "2GiB"
+zone_count = 128
+max_open = 0
+max_active = 0
+zasl = "512KiB"
+[store]
+backing = ""
+)";
+
+}  // namespace
+
+std::string_view preset_toml(std::string_view name) {
+  if (name == "small") return kSmall;
+  if (name == "confznspp") return kConfZnsPP;
+  if (name == "zn540") return kZn540;
+  if (name == "zssd-small") return kZssdSmall;
+  if (name == "flexzns") return kFlexZns;
+  return {};
+}
+
+}  // namespace zonelab

@@ -1,0 +1,27 @@
+// Units in configuration and on the command line: sizes ("16KiB", "72MB"),
+// times ("450us", "3.5ms") and rates ("1.2GB/s", "100MiB/s"). Binary
+// prefixes (KiB, MiB, GiB, TiB) are powers of 1024, decimal ones (KB, MB, GB,
+// TB) powers of 1000. A plain number is bytes, nanoseconds or bytes/s.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "zonelab/result.h"
+
+namespace zonelab {
+
+Result<uint64_t> parse_size_bytes(std::string_view text);
+Result<uint64_t> parse_time_ns(std::string_view text);
+Result<uint64_t> parse_rate_bytes_per_s(std::string_view text);
+Result<uint64_t> parse_count(std::string_view text);
+
+// Shortest exact rendering with a binary prefix ("16KiB", "1056MiB", "4097").
+std::string format_size(uint64_t bytes);
+// Shortest exact rendering in ns/us/ms/s ("450us", "3500us" -> "3500us").
+std::string format_time(uint64_t ns);
+// Rate rendering ("1200000000B/s" -> "1.2GB/s" only when exact).
+std::string format_rate(uint64_t bytes_per_s);
+
+}  // namespace zonelab

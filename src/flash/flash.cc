@@ -1,0 +1,77 @@
+// Flash operations on the channel and plane timelines; see flash.h.
+#include "flash/flash.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace zonelab {
+
+Flash::Flash(const FlashConfig& config)
+    : channels_(static_cast<uint32_t>(config.channels)),
+      dies_per_channel_(static_cast<uint32_t>(config.dies_per_channel)),
+      planes_per_die_(static_cast<uint32_t>(config.planes_per_die)),
+      blocks_per_plane_(static_cast<uint32_t>(config.blocks_per_plane)),
+      page_size_bytes_(config.page_size_bytes),
+      read_ns_(config.read_latency_ns),
+      program_ns_(config.program_latency_ns),
+      erase_ns_(config.erase_latency_ns),
+      transfer_page_ns_(config.transfer_latency_ns),
+      channel_(channels_),
+      plane_(static_cast<size_t>(channels_) * dies_per_channel_ * planes_per_die_),
+      die_busy_(static_cast<size_t>(channels_) * dies_per_channel_),
+      erase_counts_(plane_.size() * blocks_per_plane_, 0) {
+  assert(channels_ > 0 && dies_per_channel_ > 0 && planes_per_die_ > 0);
+  assert(page_size_bytes_ > 0);
+}
+
+uint64_t Flash::transfer_ns(uint64_t bytes) const {
+  if (bytes >= page_size_bytes_) return transfer_page_ns_;
+  // Round up so that a part of a page never transfers for free.
+  return (transfer_page_ns_ * bytes + page_size_bytes_ - 1) / page_size_bytes_;
+}
+
+uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
+  assert(plane < plane_.size());
+  assert(bytes > 0 && bytes <= page_size_bytes_);
+  uint64_t sensed = plane_[plane].reserve(ready_ns, read_ns_);
+  die_busy_[die_of_plane(plane)].add(sensed - read_ns_, sensed);
+  uint64_t done = channel_[channel_of_plane(plane)].reserve(sensed, transfer_ns(bytes));
+  ++counters_.read_pages;
+  counters_.read_bytes += bytes;
+  return done;
+}
+
+uint64_t Flash::program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
+  assert(plane < plane_.size());
+  uint64_t loaded = channel_[channel_of_plane(plane)].reserve(ready_ns, transfer_page_ns_);
+  uint64_t done = plane_[plane].reserve(loaded, program_ns_);
+  die_busy_[die_of_plane(plane)].add(done - program_ns_, done);
+  ++counters_.program_pages[static_cast<size_t>(cause)];
+  return done;
+}
+
+uint64_t Flash::erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCause cause) {
+  assert(plane < plane_.size());
+  assert(block < blocks_per_plane_);
+  uint64_t done = plane_[plane].reserve(ready_ns, erase_ns_);
+  die_busy_[die_of_plane(plane)].add(done - erase_ns_, done);
+  ++erase_counts_[static_cast<size_t>(plane) * blocks_per_plane_ + block];
+  ++counters_.erases[static_cast<size_t>(cause)];
+  return done;
+}
+
+uint64_t Flash::drained_at_ns() const {
+  uint64_t latest = 0;
+  for (const auto& t : channel_) latest = std::max(latest, t.free_at_ns());
+  for (const auto& t : plane_) latest = std::max(latest, t.free_at_ns());
+  return latest;
+}
+
+void Flash::reset_stats() {
+  for (auto& t : channel_) t.reset_stats();
+  for (auto& t : plane_) t.reset_stats();
+  for (auto& d : die_busy_) d.reset_stats();
+  counters_ = FlashCounters{};
+}
+
+}  // namespace zonelab

@@ -1,0 +1,88 @@
+// The NAND flash array: channels x dies x planes x blocks x pages, with a
+// timeline per channel and per plane and the busy time of every die. The
+// three operations follow the timing model of DESIGN.md and seed 002:
+//   read    = tR on the plane, then the data over the channel;
+//   program = the page over the channel, then tPROG on the plane;
+//   erase   = tBERS on the plane.
+// The planes of a die work independently (multi-plane operation). Every
+// operation is counted by its cause, and every block keeps its erase count.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "flash/timeline.h"
+#include "zonelab/config.h"
+
+namespace zonelab {
+
+// Why the device touched the flash. Host = data the host wrote; the rest are
+// device-internal work that shares the same timelines.
+enum class FlashCause : uint8_t { kHost, kGc, kFinish, kParity, kReset, kCount };
+inline constexpr size_t kFlashCauseCount = static_cast<size_t>(FlashCause::kCount);
+
+struct FlashCounters {
+  uint64_t read_pages = 0;
+  uint64_t read_bytes = 0;
+  std::array<uint64_t, kFlashCauseCount> program_pages{};
+  std::array<uint64_t, kFlashCauseCount> erases{};
+};
+
+class Flash {
+ public:
+  explicit Flash(const FlashConfig& config);
+
+  uint32_t channels() const { return channels_; }
+  uint32_t dies() const { return channels_ * dies_per_channel_; }
+  uint32_t planes() const { return dies() * planes_per_die_; }
+  uint32_t blocks_per_plane() const { return blocks_per_plane_; }
+  uint64_t page_size_bytes() const { return page_size_bytes_; }
+
+  // Flat indices: plane = (channel * dies_per_channel + die) * planes + plane.
+  uint32_t plane_index(uint32_t channel, uint32_t die, uint32_t plane) const {
+    return (channel * dies_per_channel_ + die) * planes_per_die_ + plane;
+  }
+  uint32_t channel_of_plane(uint32_t plane) const {
+    return plane / (dies_per_channel_ * planes_per_die_);
+  }
+  uint32_t die_of_plane(uint32_t plane) const { return plane / planes_per_die_; }
+
+  // Each returns the time the operation ends. `bytes` of a read is what
+  // crosses the channel (a part of a page takes its share of the transfer).
+  uint64_t read(uint32_t plane, uint64_t ready_ns, uint64_t bytes);
+  uint64_t program(uint32_t plane, uint64_t ready_ns, FlashCause cause);
+  uint64_t erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCause cause);
+
+  const FlashCounters& counters() const { return counters_; }
+  uint64_t channel_busy_ns(uint32_t channel) const { return channel_[channel].busy_ns(); }
+  uint64_t die_busy_ns(uint32_t die) const { return die_busy_[die].busy_ns(); }
+  uint32_t erase_count(uint32_t plane, uint32_t block) const {
+    return erase_counts_[static_cast<size_t>(plane) * blocks_per_plane_ + block];
+  }
+  std::vector<uint32_t>& erase_counts() { return erase_counts_; }
+  const std::vector<uint32_t>& erase_counts() const { return erase_counts_; }
+  // Latest time any resource is busy until.
+  uint64_t drained_at_ns() const;
+  void reset_stats();
+
+ private:
+  uint64_t transfer_ns(uint64_t bytes) const;
+
+  uint32_t channels_;
+  uint32_t dies_per_channel_;
+  uint32_t planes_per_die_;
+  uint32_t blocks_per_plane_;
+  uint64_t page_size_bytes_;
+  uint64_t read_ns_;
+  uint64_t program_ns_;
+  uint64_t erase_ns_;
+  uint64_t transfer_page_ns_;
+  std::vector<Timeline> channel_;
+  std::vector<Timeline> plane_;
+  std::vector<UnionBusy> die_busy_;
+  std::vector<uint32_t> erase_counts_;
+  FlashCounters counters_;
+};
+
+}  // namespace zonelab

@@ -1,0 +1,33 @@
+// Where written data lives. `none` keeps nothing (metadata-only devices,
+// for huge configurations and speed runs), `memory` keeps each written zone
+// in RAM, `file` keeps data in the device image. The device only asks a
+// backing for LBAs below a zone's data end; everything else reads as zeros,
+// so a backing never has to remember what was not written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace zonelab {
+
+class Backing {
+ public:
+  virtual ~Backing() = default;
+  // False for `none`: reads then return zeros for written LBAs too.
+  virtual bool stores_data() const = 0;
+  // `data` holds nlb blocks; null writes zeros.
+  virtual void write(uint64_t lba, uint32_t nlb, const uint8_t* data) = 0;
+  virtual void read(uint64_t lba, uint32_t nlb, uint8_t* out) = 0;
+  // Forget a range (zone reset, offline); later reads of it are not asked.
+  virtual void discard(uint64_t lba, uint64_t nlb) = 0;
+  // Push written data to stable storage (file backing); no-op otherwise.
+  virtual bool sync() { return true; }
+};
+
+std::unique_ptr<Backing> make_none_backing();
+// Memory backing allocates a zone's capacity at its first write and frees it
+// when the zone is discarded.
+std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, uint64_t zone_size_lbas,
+                                             uint64_t zone_capacity_lbas, uint32_t zone_count);
+
+}  // namespace zonelab

@@ -1,0 +1,397 @@
+// The ZNS device: command checks in NVMe order, zone state through the zone
+// table, timing on the flash and link timelines; see zns_device.h.
+#include "zns/zns_device.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace zonelab {
+namespace {
+__extension__ typedef unsigned __int128 Uint128;
+}  // namespace
+
+ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& sim,
+                     std::unique_ptr<Backing> backing)
+    : config_(config),
+      layout_(layout),
+      sim_(sim),
+      backing_(std::move(backing)),
+      flash_(config.flash),
+      table_(layout.zone_count(), layout.zone_capacity_lbas(),
+             static_cast<uint32_t>(config.zns.max_open),
+             static_cast<uint32_t>(config.zns.max_active)) {
+  assert(backing_ != nullptr);
+  info_.interface = "zns";
+  info_.lba_size_bytes = layout_.lba_size_bytes();
+  info_.zone_size_lbas = layout_.zone_size_lbas();
+  info_.zone_capacity_lbas = layout_.zone_capacity_lbas();
+  info_.zone_count = layout_.zone_count();
+  info_.capacity_lbas = layout_.capacity_lbas();
+  info_.max_open = table_.max_open();
+  info_.max_active = table_.max_active();
+  info_.zasl_lbas = layout_.zasl_lbas();
+}
+
+ZoneDescriptor ZnsDevice::zone(uint32_t index) const {
+  const Zone& z = table_.zone(index);
+  ZoneDescriptor d;
+  d.zone = index;
+  d.start_lba = layout_.zone_start_lba(index);
+  d.capacity_lbas = layout_.zone_capacity_lbas();
+  d.state = z.state;
+  d.wp_lba = z.state == ZoneState::kFull ? d.start_lba + layout_.zone_size_lbas()
+                                         : d.start_lba + z.wp;
+  return d;
+}
+
+void ZnsDevice::submit(Command& command) {
+  assert(command.sink != nullptr);
+  command.submit_ns = sim_.now_ns();
+  command.queue_next = nullptr;
+  if (inflight_ < config_.host.queue_depth) {
+    admit(command);
+    return;
+  }
+  // The device is busy with queue_depth commands: wait in submission order.
+  if (queue_tail_ != nullptr) {
+    queue_tail_->queue_next = &command;
+  } else {
+    queue_head_ = &command;
+  }
+  queue_tail_ = &command;
+  ++queued_;
+}
+
+void ZnsDevice::admit(Command& command) {
+  ++inflight_;
+  uint64_t done = execute(command, sim_.now_ns());
+  command.complete_ns = done;
+  sim_.schedule_at(done, this, reinterpret_cast<uint64_t>(&command));
+}
+
+void ZnsDevice::on_event(uint64_t tag) {
+  Command& command = *reinterpret_cast<Command*>(tag);
+  --inflight_;
+  // Waiting commands take the freed slot before the completion is seen, so a
+  // submitter that resubmits from its callback queues behind them.
+  while (queue_head_ != nullptr && inflight_ < config_.host.queue_depth) {
+    Command* next = queue_head_;
+    queue_head_ = next->queue_next;
+    if (queue_head_ == nullptr) queue_tail_ = nullptr;
+    --queued_;
+    admit(*next);
+  }
+  command.sink->on_complete(command);
+}
+
+uint64_t ZnsDevice::link_ns(uint64_t bytes) const {
+  uint64_t bw = config_.host.link_bandwidth_bytes_per_s;
+  // ns = bytes * 1e9 / bw, rounded up, without overflow for sane sizes.
+  return static_cast<uint64_t>(
+      (static_cast<Uint128>(bytes) * 1'000'000'000ULL + bw - 1) / bw);
+}
+
+Status ZnsDevice::check_range(uint64_t slba, uint32_t nlb) const {
+  if (nlb == 0) return Status::kInvalidField;
+  if (slba >= layout_.capacity_lbas() || nlb > layout_.capacity_lbas() - slba) {
+    return Status::kLbaOutOfRange;
+  }
+  return Status::kSuccess;
+}
+
+uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
+  ++lifetime_commands_;
+  ++counters_.commands[static_cast<size_t>(command.opcode)];
+  uint64_t t0 = start_ns + config_.host.command_overhead_ns;
+  command.status = Status::kSuccess;
+  command.result_lba = 0;
+  uint64_t done = t0;
+  switch (command.opcode) {
+    case Opcode::kWrite:
+    case Opcode::kAppend:
+      done = execute_write(command, t0);
+      break;
+    case Opcode::kRead:
+      done = execute_read(command, t0);
+      break;
+    case Opcode::kZoneManagementSend:
+      done = execute_zone_send(command, t0);
+      break;
+  }
+  ++counters_.statuses[static_cast<size_t>(command.status)];
+  assert(command.status != Status::kSuccess || done >= t0);
+  return std::max(done, t0);
+}
+
+uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
+  bool append = c.opcode == Opcode::kAppend;
+  c.status = check_range(c.slba, c.nlb);
+  if (c.status != Status::kSuccess) return t0;
+  uint32_t zone = layout_.zone_of_lba(c.slba);
+  uint64_t zone_start = layout_.zone_start_lba(zone);
+  if (append) {
+    // Zone Append names the zone by its start LBA and may not exceed ZASL.
+    if (c.slba != zone_start || c.nlb > layout_.zasl_lbas()) {
+      c.status = Status::kInvalidField;
+      return t0;
+    }
+  }
+  uint64_t offset = append ? table_.zone(zone).wp : c.slba - zone_start;
+  c.status = table_.check_write(zone, offset, c.nlb);
+  if (c.status != Status::kSuccess) return t0;
+  c.status = table_.open_for_write(zone);
+  if (c.status != Status::kSuccess) return t0;
+
+  table_.advance(zone, c.nlb);
+  uint64_t lba = zone_start + offset;
+  if (backing_->stores_data()) backing_->write(lba, c.nlb, c.data);
+  if (append) c.result_lba = lba;
+  uint64_t bytes = c.nlb * layout_.lba_size_bytes();
+  counters_.host_write_bytes += bytes;
+  lifetime_write_bytes_ += bytes;
+  uint64_t received = link_in_.reserve(t0, link_ns(bytes));
+  return std::max(received, program_full_pages(zone, received, FlashCause::kHost));
+}
+
+// Programs every page of `zone` that its data now fills completely.
+uint64_t ZnsDevice::program_full_pages(uint32_t zone, uint64_t ready_ns, FlashCause cause) {
+  Zone& z = table_.mutable_zone(zone);
+  auto full = static_cast<uint32_t>(z.data_end / layout_.lbas_per_page());
+  uint64_t done = ready_ns;
+  for (uint32_t page = z.pages_programmed; page < full; ++page) {
+    uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
+    done = std::max(done, flash_.program(plane, ready_ns, cause));
+  }
+  z.pages_programmed = std::max(z.pages_programmed, full);
+  return done;
+}
+
+uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
+  c.status = check_range(c.slba, c.nlb);
+  if (c.status != Status::kSuccess) return t0;
+  uint32_t zone = layout_.zone_of_lba(c.slba);
+  uint64_t zone_start = layout_.zone_start_lba(zone);
+  uint64_t offset = c.slba - zone_start;
+  if (offset + c.nlb > layout_.zone_size_lbas()) {
+    c.status = Status::kZoneBoundaryError;  // reads do not cross zones
+    return t0;
+  }
+  const Zone& z = table_.zone(zone);
+  if (z.state == ZoneState::kOffline) {
+    c.status = Status::kZoneIsOffline;
+    return t0;
+  }
+  uint64_t lba_bytes = layout_.lba_size_bytes();
+  uint64_t end = offset + c.nlb;
+  uint64_t data_end = std::min(end, z.data_end);
+  if (c.data != nullptr) {
+    uint64_t stored = data_end > offset ? data_end - offset : 0;
+    if (stored > 0 && backing_->stores_data()) {
+      backing_->read(c.slba, static_cast<uint32_t>(stored), c.data);
+    } else {
+      stored = 0;
+    }
+    std::memset(c.data + stored * lba_bytes, 0, (c.nlb - stored) * lba_bytes);
+  }
+  uint64_t done = t0;
+  uint64_t lpp = layout_.lbas_per_page();
+  for (uint64_t lba = offset; lba < data_end;) {
+    auto page = static_cast<uint32_t>(lba / lpp);
+    uint64_t page_end = std::min<uint64_t>((page + 1) * lpp, data_end);
+    if (page < z.pages_programmed) {
+      uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
+      done = std::max(done, flash_.read(plane, t0, (page_end - lba) * lba_bytes));
+    }
+    lba = page_end;
+  }
+  uint64_t bytes = c.nlb * lba_bytes;
+  counters_.host_read_bytes += bytes;
+  lifetime_read_bytes_ += bytes;
+  return link_out_.reserve(done, link_ns(bytes));
+}
+
+uint64_t ZnsDevice::execute_zone_send(Command& c, uint64_t t0) {
+  ZoneAction action = c.action;
+  if (action == ZoneAction::kNone || static_cast<uint8_t>(action) > 5) {
+    c.status = Status::kInvalidField;
+    return t0;
+  }
+  if (c.select_all) {
+    std::vector<uint32_t> targets = table_.select_all_targets(action);
+    if (action == ZoneAction::kOpen) {
+      c.status = table_.open_all(targets);
+      if (c.status == Status::kSuccess) ++counters_.zone_actions[static_cast<size_t>(action)];
+      return t0;
+    }
+    uint64_t done = t0;
+    for (uint32_t zone : targets) {
+      Status status = Status::kSuccess;
+      done = std::max(done, apply_action(action, zone, t0, status));
+      assert(status == Status::kSuccess);  // targets are in states the action accepts
+    }
+    ++counters_.zone_actions[static_cast<size_t>(action)];
+    return done;
+  }
+  if (c.slba >= layout_.capacity_lbas()) {
+    c.status = Status::kLbaOutOfRange;
+    return t0;
+  }
+  uint32_t zone = layout_.zone_of_lba(c.slba);
+  if (c.slba != layout_.zone_start_lba(zone)) {
+    c.status = Status::kInvalidField;  // must name the zone by its start LBA
+    return t0;
+  }
+  uint64_t done = apply_action(action, zone, t0, c.status);
+  if (c.status == Status::kSuccess) ++counters_.zone_actions[static_cast<size_t>(action)];
+  return done;
+}
+
+uint64_t ZnsDevice::apply_action(ZoneAction action, uint32_t zone, uint64_t t0, Status& status) {
+  const Zone& z = table_.zone(zone);
+  switch (action) {
+    case ZoneAction::kOpen:
+      status = table_.open(zone);
+      return t0;
+    case ZoneAction::kClose:
+      status = table_.close(zone);
+      return t0;
+    case ZoneAction::kFinish: {
+      bool was_full = z.state == ZoneState::kFull;
+      status = table_.finish(zone);
+      if (status != Status::kSuccess || was_full) return t0;
+      // The page buffer's partial page is padded and programmed.
+      Zone& mz = table_.mutable_zone(zone);
+      uint64_t lpp = layout_.lbas_per_page();
+      auto needed = static_cast<uint32_t>((mz.data_end + lpp - 1) / lpp);
+      uint64_t done = t0;
+      for (uint32_t page = mz.pages_programmed; page < needed; ++page) {
+        uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
+        done = std::max(done, flash_.program(plane, t0, FlashCause::kFinish));
+      }
+      mz.pages_programmed = std::max(mz.pages_programmed, needed);
+      return done;
+    }
+    case ZoneAction::kReset: {
+      bool was_empty = z.state == ZoneState::kEmpty;
+      status = table_.reset(zone);
+      if (status != Status::kSuccess || was_empty) return t0;
+      uint64_t done = erase_written_blocks(zone, t0);
+      backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+      return done;
+    }
+    case ZoneAction::kOffline:
+      status = table_.offline(zone);
+      if (status == Status::kSuccess) {
+        backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+      }
+      return t0;
+    case ZoneAction::kNone:
+      break;
+  }
+  status = Status::kInvalidField;
+  return t0;
+}
+
+// Erases, on each of the zone's planes, the blocks that hold programmed pages.
+uint64_t ZnsDevice::erase_written_blocks(uint32_t zone, uint64_t ready_ns) {
+  Zone& z = table_.mutable_zone(zone);
+  uint64_t done = ready_ns;
+  uint32_t first = layout_.first_block(zone);
+  uint32_t ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
+  for (uint32_t unit = 0; unit < layout_.units_per_zone(); ++unit) {
+    uint32_t pages = layout_.unit_pages(unit, z.pages_programmed);
+    uint32_t blocks = (pages + ppb - 1) / ppb;
+    uint32_t plane = layout_.unit_plane(zone, unit);
+    for (uint32_t b = 0; b < blocks; ++b) {
+      done = std::max(done, flash_.erase(plane, first + b, ready_ns, FlashCause::kReset));
+    }
+  }
+  z.pages_programmed = 0;
+  return done;
+}
+
+void ZnsDevice::inject(uint32_t zone, ZoneState state) {
+  assert(zone < layout_.zone_count());
+  table_.inject(zone, state);
+  if (state == ZoneState::kOffline) {
+    backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+  }
+}
+
+void ZnsDevice::reset_stats() {
+  counters_ = ZnsCounters{};
+  flash_.reset_stats();
+  link_in_.reset_stats();
+  link_out_.reset_stats();
+}
+
+void ZnsDevice::export_state(ImageState& state) const {
+  state.config = config_;
+  state.zones.resize(table_.zone_count());
+  for (uint32_t i = 0; i < table_.zone_count(); ++i) {
+    const Zone& z = table_.zone(i);
+    state.zones[i] = ImageZone{static_cast<uint8_t>(z.state), z.wp, z.data_end,
+                               z.pages_programmed, z.open_seq};
+  }
+  state.next_open_seq = table_.next_open_seq();
+  state.erase_counts = flash_.erase_counts();
+  state.lifetime_host_write_bytes = lifetime_write_bytes_;
+  state.lifetime_host_read_bytes = lifetime_read_bytes_;
+  state.lifetime_commands = lifetime_commands_;
+}
+
+Outcome ZnsDevice::import_state(const ImageState& state) {
+  if (state.zones.size() != layout_.zone_count()) {
+    return Error{fmt::format("corrupt image: {} zones stored, configuration has {}",
+                             state.zones.size(), layout_.zone_count())};
+  }
+  if (state.erase_counts.size() != flash_.erase_counts().size()) {
+    return Error{"corrupt image: erase counts do not match the flash geometry"};
+  }
+  ZoneTable table(layout_.zone_count(), layout_.zone_capacity_lbas(), table_.max_open(),
+                  table_.max_active());
+  uint64_t cap = layout_.zone_capacity_lbas();
+  for (uint32_t i = 0; i < state.zones.size(); ++i) {
+    const ImageZone& s = state.zones[i];
+    if (s.state >= kZoneStateCount || s.wp > cap || s.data_end > s.wp ||
+        s.pages_programmed > layout_.pages_per_zone()) {
+      return Error{fmt::format("corrupt image: zone {} has an impossible state", i)};
+    }
+    table.restore(i, Zone{static_cast<ZoneState>(s.state), s.wp, s.data_end, s.pages_programmed,
+                          s.open_seq});
+  }
+  table.set_next_open_seq(state.next_open_seq);
+  table.recount();
+  if (!table.invariants_hold()) {
+    return Error{"corrupt image: zone states break the open/active limits or write pointers"};
+  }
+  table_ = std::move(table);
+  flash_.erase_counts() = state.erase_counts;
+  lifetime_write_bytes_ = state.lifetime_host_write_bytes;
+  lifetime_read_bytes_ = state.lifetime_host_read_bytes;
+  lifetime_commands_ = state.lifetime_commands;
+  return {};
+}
+
+Result<std::unique_ptr<ZnsDevice>> make_zns_device(const Config& config, Simulator& sim,
+                                                   std::unique_ptr<Backing> backing) {
+  auto layout = ZoneLayout::make(config);
+  if (!layout) return Error{layout.error()};
+  if (backing == nullptr) {
+    if (config.store.backing == "file") {
+      return Error{"store.backing = \"file\" needs a device image (zonelab create)"};
+    }
+    if (config.store.backing == "memory") {
+      backing = make_memory_backing(layout->lba_size_bytes(), layout->zone_size_lbas(),
+                                    layout->zone_capacity_lbas(), layout->zone_count());
+    } else {
+      backing = make_none_backing();
+    }
+  }
+  return std::make_unique<ZnsDevice>(config, *layout, sim, std::move(backing));
+}
+
+}  // namespace zonelab

@@ -1,0 +1,106 @@
+// The ZNS SSD: the zone table (state machine and limits), the zone -> flash
+// mapping, the flash timelines and a host interface in front (a submission
+// queue of `host.queue_depth`, a fixed per-command controller overhead and a
+// link of `host.link_bandwidth` in each direction).
+//
+// A command's effect on zone state happens when the device takes it from
+// its queue, in queue order, so writes submitted in order at any queue depth
+// land in order. Its completion time is computed then from the timelines,
+// and delivered as a simulator event. A failed command changes nothing and
+// completes after the controller overhead.
+//
+// Writes are staged page by page: a write completes when every flash page
+// it filled has been programmed; the tail of a partly filled page waits in
+// the zone's page buffer (an open-zone resource) for the next write. Reads
+// of LBAs that were never written return zeros without touching the flash.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "flash/flash.h"
+#include "sim/simulator.h"
+#include "store/backing.h"
+#include "store/image.h"
+#include "zns/zone_layout.h"
+#include "zns/zone_table.h"
+#include "zonelab/device.h"
+
+namespace zonelab {
+
+struct ZnsCounters {
+  std::array<uint64_t, 4> commands{};  // by Opcode
+  std::array<uint64_t, kStatusCount> statuses{};
+  std::array<uint64_t, 6> zone_actions{};  // successful, by ZoneAction
+  uint64_t host_write_bytes = 0;
+  uint64_t host_read_bytes = 0;
+  uint64_t link_in_busy_ns = 0;
+  uint64_t link_out_busy_ns = 0;
+};
+
+class ZnsDevice final : public Device, private EventHandler {
+ public:
+  ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& sim,
+            std::unique_ptr<Backing> backing);
+
+  void submit(Command& command) override;
+  const DeviceInfo& info() const override { return info_; }
+  ZoneDescriptor zone(uint32_t index) const override;
+
+  // Test hook: the media fails under a zone (read-only or offline).
+  void inject(uint32_t zone, ZoneState state);
+
+  const ZoneLayout& layout() const { return layout_; }
+  const ZoneTable& zones() const { return table_; }
+  const Flash& flash() const { return flash_; }
+  Backing& backing() { return *backing_; }
+  const ZnsCounters& counters() const { return counters_; }
+  uint32_t inflight() const { return inflight_; }
+  uint32_t queued() const { return queued_; }
+  // Clears counters and busy times (not state) before a measured run.
+  void reset_stats();
+
+  // Persistence through the device image.
+  void export_state(ImageState& state) const;
+  Outcome import_state(const ImageState& state);
+
+ private:
+  void on_event(uint64_t tag) override;
+  void admit(Command& command);
+  // Each returns the completion time of a command taken at `start_ns`.
+  uint64_t execute(Command& command, uint64_t start_ns);
+  uint64_t execute_write(Command& command, uint64_t t0);
+  uint64_t execute_read(Command& command, uint64_t t0);
+  uint64_t execute_zone_send(Command& command, uint64_t t0);
+  uint64_t apply_action(ZoneAction action, uint32_t zone, uint64_t t0, Status& status);
+  uint64_t program_full_pages(uint32_t zone, uint64_t ready_ns, FlashCause cause);
+  uint64_t erase_written_blocks(uint32_t zone, uint64_t ready_ns);
+  uint64_t link_ns(uint64_t bytes) const;
+  Status check_range(uint64_t slba, uint32_t nlb) const;
+
+  Config config_;
+  ZoneLayout layout_;
+  Simulator& sim_;
+  std::unique_ptr<Backing> backing_;
+  Flash flash_;
+  ZoneTable table_;
+  DeviceInfo info_;
+  ZnsCounters counters_;
+  Timeline link_in_;
+  Timeline link_out_;
+  uint32_t inflight_ = 0;
+  uint32_t queued_ = 0;
+  Command* queue_head_ = nullptr;
+  Command* queue_tail_ = nullptr;
+  uint64_t lifetime_write_bytes_ = 0;
+  uint64_t lifetime_read_bytes_ = 0;
+  uint64_t lifetime_commands_ = 0;
+};
+
+// Builds a device from a configuration (checked first). `backing` may be
+// null: the configuration's store.backing then decides (none or memory).
+Result<std::unique_ptr<ZnsDevice>> make_zns_device(const Config& config, Simulator& sim,
+                                                   std::unique_ptr<Backing> backing = nullptr);
+
+}  // namespace zonelab
