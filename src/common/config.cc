@@ -4,14 +4,14 @@
 // configuration reference all walk that one table.
 #include "zonelab/config.h"
 
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <sstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
+#include <sstream>
 
 #include "common/units.h"
 
@@ -51,7 +51,13 @@ std::vector<Key> make_keys() {
   };
   auto choice = [&k](std::string name, std::vector<std::string> choices, std::string desc,
                      std::function<std::string&(Config&)> ref) {
-    k.push_back(Key{std::move(name), Kind::kChoice, 0, 0, std::move(choices), std::move(desc), {},
+    k.push_back(Key{std::move(name),
+                    Kind::kChoice,
+                    0,
+                    0,
+                    std::move(choices),
+                    std::move(desc),
+                    {},
                     std::move(ref)});
   };
   choice("interface", {"zns"},
@@ -208,15 +214,15 @@ Outcome set_from_node(Config& config, const Key& key, const toml::node& node,
     }
     return set_from_text(config, key, fmt::format("{}", f->get()), origin);
   }
-  return Error{fmt::format("{}: {} has the wrong type (expected a number or a string)", origin,
-                           key.name)};
+  return Error{
+      fmt::format("{}: {} has the wrong type (expected a number or a string)", origin, key.name)};
 }
 
 Outcome apply_table(Config& config, const toml::table& table, const std::string& prefix,
                     std::string_view origin) {
   for (const auto& [name, node] : table) {
-    std::string full = prefix.empty() ? std::string(name.str())
-                                      : prefix + "." + std::string(name.str());
+    std::string full =
+        prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (const auto* sub = node.as_table()) {
       auto outcome = apply_table(config, *sub, full, origin);
       if (!outcome) return outcome;
@@ -293,8 +299,11 @@ std::string config_to_toml(const Config& config) {
       out += fmt::format("\n[{}]\n", section);
     }
     std::string value = key_value_text(key, copy);
-    bool quoted = key.kind != Kind::kCount;
-    out += quoted ? fmt::format("{} = \"{}\"\n", leaf, value) : fmt::format("{} = {}\n", leaf, value);
+    // TOML integers are signed 64-bit: larger counts (a seed) go as strings.
+    bool quoted = key.kind != Kind::kCount ||
+                  key.number(copy) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    out +=
+        quoted ? fmt::format("{} = \"{}\"\n", leaf, value) : fmt::format("{} = {}\n", leaf, value);
   }
   return out;
 }
@@ -304,9 +313,9 @@ std::string config_to_json(const Config& config) {
   nlohmann::ordered_json root = nlohmann::ordered_json::object();
   for (const auto& key : keys()) {
     auto dot = key.name.find('.');
-    nlohmann::ordered_json& slot =
-        dot == std::string::npos ? root[key.name]
-                                 : root[key.name.substr(0, dot)][key.name.substr(dot + 1)];
+    nlohmann::ordered_json& slot = dot == std::string::npos
+                                       ? root[key.name]
+                                       : root[key.name.substr(0, dot)][key.name.substr(dot + 1)];
     if (key.kind == Kind::kCount) {
       slot = key.number(copy);
     } else {

@@ -8,7 +8,8 @@ namespace zonelab {
 
 namespace {
 
-constexpr std::string_view kSmall = R"(# small: a quick 3 GiB device, FU-mapped zones, capacity < size.
+constexpr std::string_view kSmall =
+    R"(# small: a quick 3 GiB device, FU-mapped zones, capacity < size.
 interface = "zns"
 seed = 1
 [flash]
@@ -40,7 +41,8 @@ zasl = "512KiB"
 backing = ""
 )";
 
-constexpr std::string_view kConfZnsPP = R"(# confznspp: seed 003 section 5.2 (ConfZNS++ evaluation device).
+constexpr std::string_view kConfZnsPP =
+    R"(# confznspp: seed 003 section 5.2 (ConfZNS++ evaluation device).
 interface = "zns"
 seed = 1
 [flash]
@@ -72,7 +74,8 @@ zasl = "512KiB"
 backing = ""
 )";
 
-constexpr std::string_view kZn540 = R"(# zn540: a large-zone drive after the WD ZN540 (seed 000 Table 3, seed 003 Table 2).
+constexpr std::string_view kZn540 =
+    R"(# zn540: a large-zone drive after the WD ZN540 (seed 000 Table 3, seed 003 Table 2).
 interface = "zns"
 seed = 1
 [flash]
@@ -104,7 +107,8 @@ zasl = "512KiB"
 backing = ""
 )";
 
-constexpr std::string_view kZssdSmall = R"(# zssd-small: the small-zone ZSSD1 (seed 002 Tables 1-2, seed 004 section III).
+constexpr std::string_view kZssdSmall =
+    R"(# zssd-small: the small-zone ZSSD1 (seed 002 Tables 1-2, seed 004 section III).
 interface = "zns"
 seed = 1
 [flash]
@@ -136,7 +140,8 @@ zasl = "480KiB"
 backing = ""
 )";
 
-constexpr std::string_view kFlexZns = R"(# flexzns: the FEMU device of seed 001 Table II (2 GiB superblock zones).
+constexpr std::string_view kFlexZns =
+    R"(# flexzns: the FEMU device of seed 001 Table II (2 GiB superblock zones).
 interface = "zns"
 seed = 1
 [flash]

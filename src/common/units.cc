@@ -1,113 +1,126 @@
-// Parsing and printing of sizes, times and rates; see units.h.
+// Parsing and printing of sizes, times and rates; see units.h. Numbers are
+// parsed exactly: "3.5ms" is 3 * 10^6 + 5 * 10^6 / 10 ns, in integers, and a
+// value that is not a whole number of base units is refused, not rounded.
 #include "common/units.h"
+
+#include <fmt/format.h>
 
 #include <array>
 #include <cctype>
-#include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace zonelab {
 namespace {
 
+__extension__ typedef unsigned __int128 Wide;
+
 struct Suffix {
   std::string_view name;
-  long double factor;
+  uint64_t factor;
 };
 
-// Splits "3.5ms" into a decimal number and a suffix; rejects anything else.
-struct Split {
-  long double number = 0;
+// "3.5ms" -> whole 3, fraction 5 over 10^1, suffix "ms".
+struct Number {
+  uint64_t whole = 0;
+  uint64_t fraction = 0;
+  uint64_t fraction_scale = 1;  // 10^digits
   std::string_view suffix;
   bool ok = false;
 };
 
-Split split_number(std::string_view text) {
-  Split out;
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
+
+Number split_number(std::string_view text) {
+  Number out;
+  text = trim(text);
   size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  size_t start = i;
   bool digits = false;
-  bool dot = false;
-  while (i < text.size()) {
-    char c = text[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      digits = true;
-    } else if (c == '.' && !dot) {
-      dot = true;
-    } else {
-      break;
-    }
+  Wide whole = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
+    if (whole > std::numeric_limits<uint64_t>::max()) return out;
+    digits = true;
     ++i;
   }
-  if (!digits || i - start > 30) return out;
-  std::string number(text.substr(start, i - start));
-  size_t end = text.size();
-  while (end > i && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  out.suffix = text.substr(i, end - i);
-  while (!out.suffix.empty() && out.suffix.front() == ' ') out.suffix.remove_prefix(1);
-  out.number = std::strtold(number.c_str(), nullptr);
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (out.fraction_scale >= 1'000'000'000'000'000ULL) return out;  // 18 digits at most
+      out.fraction = out.fraction * 10 + static_cast<uint64_t>(text[i] - '0');
+      out.fraction_scale *= 10;
+      digits = true;
+      ++i;
+    }
+  }
+  if (!digits) return out;
+  out.whole = static_cast<uint64_t>(whole);
+  out.suffix = trim(text.substr(i));
   out.ok = true;
   return out;
 }
 
-Result<uint64_t> scale(std::string_view text, std::string_view what,
-                       const Split& split, long double factor) {
-  long double value = split.number * factor;
-  if (!std::isfinite(value) || value < 0 ||
-      value > static_cast<long double>(std::numeric_limits<uint64_t>::max() / 2)) {
-    return Error{fmt::format("{} '{}' is out of range", what, text)};
-  }
-  long double rounded = std::nearbyint(value);
-  if (std::fabs(rounded - value) > 1e-6L * std::max<long double>(1.0L, value)) {
+Result<uint64_t> scale(std::string_view text, std::string_view what, const Number& n,
+                       uint64_t factor) {
+  Wide whole = static_cast<Wide>(n.whole) * factor;
+  Wide part = static_cast<Wide>(n.fraction) * factor;
+  if (part % n.fraction_scale != 0) {
     return Error{fmt::format("{} '{}' is not a whole number of {}", what, text,
                              what == "time" ? "nanoseconds" : "bytes")};
   }
-  return static_cast<uint64_t>(rounded);
+  Wide value = whole + part / n.fraction_scale;
+  if (value > std::numeric_limits<uint64_t>::max()) {
+    return Error{fmt::format("{} '{}' is out of range", what, text)};
+  }
+  return static_cast<uint64_t>(value);
 }
 
-Result<uint64_t> parse_with(std::string_view text, std::string_view what,
-                            const Suffix* suffixes, size_t count, std::string_view hint) {
-  Split split = split_number(text);
-  if (!split.ok) {
-    return Error{fmt::format("invalid {} '{}' (expected a number with a unit, e.g. {})", what,
-                             text, hint)};
+Result<uint64_t> parse_with(std::string_view text, std::string_view what, const Suffix* suffixes,
+                            size_t count, std::string_view hint) {
+  Number n = split_number(text);
+  if (!n.ok) {
+    return Error{
+        fmt::format("invalid {} '{}' (expected a number with a unit, e.g. {})", what, text, hint)};
   }
   for (size_t i = 0; i < count; ++i) {
-    if (split.suffix == suffixes[i].name) return scale(text, what, split, suffixes[i].factor);
+    if (n.suffix == suffixes[i].name) return scale(text, what, n, suffixes[i].factor);
   }
-  return Error{fmt::format("invalid {} '{}': unknown unit '{}' (e.g. {})", what, text,
-                           split.suffix, hint)};
+  return Error{
+      fmt::format("invalid {} '{}': unknown unit '{}' (e.g. {})", what, text, n.suffix, hint)};
 }
 
-constexpr long double kKi = 1024.0L;
+constexpr uint64_t kKi = 1024;
 constexpr std::array<Suffix, 16> kSizeSuffixes{{
     {"", 1},
     {"B", 1},
     {"K", kKi},
     {"KiB", kKi},
-    {"M", kKi * kKi},
-    {"MiB", kKi * kKi},
-    {"G", kKi * kKi * kKi},
-    {"GiB", kKi * kKi * kKi},
-    {"T", kKi * kKi * kKi * kKi},
-    {"TiB", kKi * kKi * kKi * kKi},
-    {"PiB", kKi * kKi * kKi * kKi * kKi},
-    {"KB", 1e3L},
-    {"MB", 1e6L},
-    {"GB", 1e9L},
-    {"TB", 1e12L},
-    {"PB", 1e15L},
+    {"M", kKi* kKi},
+    {"MiB", kKi* kKi},
+    {"G", kKi* kKi* kKi},
+    {"GiB", kKi* kKi* kKi},
+    {"T", kKi* kKi* kKi* kKi},
+    {"TiB", kKi* kKi* kKi* kKi},
+    {"PiB", kKi* kKi* kKi* kKi* kKi},
+    {"KB", 1'000},
+    {"MB", 1'000'000},
+    {"GB", 1'000'000'000},
+    {"TB", 1'000'000'000'000},
+    {"PB", 1'000'000'000'000'000},
 }};
 
 constexpr std::array<Suffix, 6> kTimeSuffixes{{
     {"", 1},
     {"ns", 1},
-    {"us", 1e3L},
-    {"ms", 1e6L},
-    {"s", 1e9L},
-    {"µs", 1e3L},
+    {"us", 1'000},
+    {"ms", 1'000'000},
+    {"s", 1'000'000'000},
+    {"µs", 1'000},
 }};
 
 }  // namespace
@@ -121,22 +134,20 @@ Result<uint64_t> parse_time_ns(std::string_view text) {
 }
 
 Result<uint64_t> parse_rate_bytes_per_s(std::string_view text) {
-  std::string_view body = text;
-  if (body.size() >= 2 && body.substr(body.size() - 2) == "/s") {
-    body.remove_suffix(2);
-  }
-  auto bytes = parse_with(body, "rate", kSizeSuffixes.data(), kSizeSuffixes.size(),
-                          "1.2GB/s or 100MiB/s");
-  if (!bytes.ok()) return Error{fmt::format("invalid rate '{}' (e.g. 1.2GB/s or 100MiB/s)", text)};
+  std::string_view body = trim(text);
+  if (body.size() >= 2 && body.substr(body.size() - 2) == "/s") body.remove_suffix(2);
+  auto bytes =
+      parse_with(body, "rate", kSizeSuffixes.data(), kSizeSuffixes.size(), "1.2GB/s or 100MiB/s");
+  if (!bytes) return Error{fmt::format("invalid rate '{}' (e.g. 1.2GB/s or 100MiB/s)", text)};
   return bytes;
 }
 
 Result<uint64_t> parse_count(std::string_view text) {
-  Split split = split_number(text);
-  if (!split.ok || !split.suffix.empty() || split.number != std::floor(split.number)) {
+  Number n = split_number(text);
+  if (!n.ok || !n.suffix.empty() || n.fraction != 0) {
     return Error{fmt::format("invalid number '{}' (expected a whole number)", text)};
   }
-  return scale(text, "number", split, 1);
+  return n.whole;
 }
 
 std::string format_size(uint64_t bytes) {
@@ -162,20 +173,29 @@ std::string format_time(uint64_t ns) {
 }
 
 std::string format_rate(uint64_t bytes_per_s) {
+  // GB/s or MB/s with at most three decimals reads best ("1.2GB/s"); rates in
+  // binary units keep them ("100MiB/s"); what is left is KB/s or B/s.
+  auto decimal = [bytes_per_s](uint64_t unit, std::string_view name) -> std::string {
+    if (bytes_per_s < unit || bytes_per_s % (unit / 1000) != 0) return {};
+    std::string text =
+        fmt::format("{}.{:03}", bytes_per_s / unit, bytes_per_s % unit / (unit / 1000));
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    return text + std::string(name);
+  };
+  if (auto text = decimal(1'000'000'000, "GB/s"); !text.empty()) return text;
+  if (auto text = decimal(1'000'000, "MB/s"); !text.empty()) return text;
   if (bytes_per_s >= 1024 && bytes_per_s % 1024 == 0) return format_size(bytes_per_s) + "/s";
-  static constexpr std::array<std::pair<uint64_t, std::string_view>, 3> kDecimal{
-      {{1'000'000'000, "GB/s"}, {1'000'000, "MB/s"}, {1'000, "KB/s"}}};
-  for (auto [unit, name] : kDecimal) {
-    if (bytes_per_s >= unit && bytes_per_s % (unit / 1000) == 0) {
-      // Exact with up to three decimals.
-      double value = static_cast<double>(bytes_per_s) / static_cast<double>(unit);
-      std::string text = fmt::format("{:.3f}", value);
-      while (text.back() == '0') text.pop_back();
-      if (text.back() == '.') text.pop_back();
-      return text + std::string(name);
-    }
-  }
+  if (auto text = decimal(1'000, "KB/s"); !text.empty()) return text;
   return fmt::format("{}B/s", bytes_per_s);
+}
+
+std::string format_duration(uint64_t ns) {
+  if (ns < 1'000) return fmt::format("{}ns", ns);
+  double value = static_cast<double>(ns);
+  if (ns < 1'000'000) return fmt::format("{:.1f}us", value / 1e3);
+  if (ns < 1'000'000'000) return fmt::format("{:.2f}ms", value / 1e6);
+  return fmt::format("{:.3f}s", value / 1e9);
 }
 
 }  // namespace zonelab

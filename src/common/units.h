@@ -19,9 +19,11 @@ Result<uint64_t> parse_count(std::string_view text);
 
 // Shortest exact rendering with a binary prefix ("16KiB", "1056MiB", "4097").
 std::string format_size(uint64_t bytes);
-// Shortest exact rendering in ns/us/ms/s ("450us", "3500us" -> "3500us").
+// Shortest exact rendering in ns/us/ms/s ("450us", "3500000ns" -> "3500us").
 std::string format_time(uint64_t ns);
-// Rate rendering ("1200000000B/s" -> "1.2GB/s" only when exact).
+// Exact rate rendering: "1.2GB/s", "100MiB/s", "999B/s".
 std::string format_rate(uint64_t bytes_per_s);
+// For people, not round trips: "523.8us", "3.50ms" (3-4 significant digits).
+std::string format_duration(uint64_t ns);
 
 }  // namespace zonelab

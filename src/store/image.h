@@ -5,9 +5,11 @@
 // An image is opened by one process at a time (an exclusive lock on the
 // file). Metadata is written to one of two slots in turn, each with its own
 // sequence number and checksum, so a crash during save leaves the previous
-// state readable. A corrupt or truncated image is refused with a message.
+// state readable. A corrupt or truncated image is refused with a one-line
+// message, and a refused image is never written to.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +28,8 @@ struct ImageZone {
   uint64_t data_end = 0;
   uint32_t pages_programmed = 0;
   uint64_t open_seq = 0;
+
+  bool operator==(const ImageZone&) const = default;
 };
 
 // Everything an image keeps besides data.
@@ -39,15 +43,28 @@ struct ImageState {
   uint64_t lifetime_commands = 0;
 };
 
+// CRC-32C (Castagnoli), the checksum of the image header and slots.
+// `crc` continues an earlier value, so a checksum can span pieces.
+uint32_t crc32c(const uint8_t* data, size_t size, uint32_t crc = 0);
+
 class Image {
  public:
+  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint64_t kHeaderBytes = 4096;  // slot A starts here
+  // Limits on what an image may hold; larger values in a file are corrupt.
+  static constexpr uint64_t kZoneCountMax = 1ULL << 24;
+  static constexpr uint64_t kEraseCountsMax = 1ULL << 26;
+  static constexpr uint64_t kSlotBytesMax = 1ULL << 30;
+  static constexpr uint64_t kDataBytesMax = 1ULL << 50;
+
   ~Image();
   Image(const Image&) = delete;
   Image& operator=(const Image&) = delete;
 
   // Makes a new image at `path` holding `state` (refuses an existing file
   // unless `force`). The data region is sized for `data_bytes` (0 when the
-  // backing is not `file`); the file is sparse.
+  // backing is not `file`); the file is sparse. The image appears at `path`
+  // complete or not at all.
   static Result<std::unique_ptr<Image>> create(const std::string& path, const ImageState& state,
                                                uint64_t data_bytes, bool force);
   // Opens and locks an existing image, checks it and loads the newest valid
@@ -56,25 +73,45 @@ class Image {
 
   const ImageState& state() const { return state_; }
   const std::string& path() const { return path_; }
+  uint64_t sequence() const { return sequence_; }
+  uint64_t slot_bytes() const { return slot_bytes_; }
+  uint64_t data_offset_bytes() const { return data_offset_bytes_; }
+  uint64_t data_bytes() const { return data_bytes_; }
+
   // Writes `state` to the older slot (data first, then metadata, each synced).
+  // Refused, changing nothing, after a data I/O error (see data_error()).
   Outcome save(const ImageState& state);
   // The file backing over this image's data region (valid while the image
   // lives); only for images whose config says store.backing = "file".
   std::unique_ptr<Backing> file_backing(uint64_t lba_size_bytes);
+  // The first I/O error of a file backing, or empty.
+  const std::string& data_error() const { return data_error_; }
 
-  // Parses image bytes without a file (used by open, tests and the fuzzer).
-  static Result<ImageState> decode(const std::vector<uint8_t>& bytes);
+  // Parses a whole image held in memory, exactly as open() checks a file
+  // (used by tests and the fuzzer). `size` is the image's length in bytes.
+  static Result<ImageState> decode(const uint8_t* data, size_t size);
+  static Result<ImageState> decode(const std::vector<uint8_t>& bytes) {
+    return decode(bytes.data(), bytes.size());
+  }
+  // A whole image in memory as create() would write it: header, slot A with
+  // sequence 1, an unwritten slot B and `data_bytes` (at most 64 MiB) of zeros.
+  static Result<std::vector<uint8_t>> encode(const ImageState& state, uint64_t data_bytes);
+  // One metadata slot's bytes: slot header and payload (unchecked).
   static std::vector<uint8_t> encode_metadata(const ImageState& state, uint64_t sequence);
 
  private:
   Image() = default;
+  Outcome load();
+
   std::string path_;
   int fd_ = -1;
   ImageState state_;
   uint64_t sequence_ = 0;
-  uint64_t data_offset_ = 0;
-  uint64_t data_bytes_ = 0;
+  int active_slot_ = 0;  // the slot holding sequence_; save writes the other
   uint64_t slot_bytes_ = 0;
+  uint64_t data_offset_bytes_ = 0;
+  uint64_t data_bytes_ = 0;
+  std::string data_error_;
 };
 
 }  // namespace zonelab

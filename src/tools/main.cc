@@ -1,1 +1,141 @@
-int main() { return 0; }
+// zonelab: a deterministic ZNS SSD laboratory. Entry point of the
+// command-line tool: parses the command line and dispatches.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "common/units.h"
+#include "tools/bench_command.h"
+#include "tools/cli.h"
+#include "tools/device_commands.h"
+
+namespace zonelab::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "zonelab: a deterministic NVMe ZNS SSD model in userspace.\n"
+    "\n"
+    "Make a device image, then drive it like nvme-cli and fio would:\n"
+    "  zonelab create dev.img --preset small\n"
+    "  zonelab write dev.img --lba 0 --blocks 8 --seed 7\n"
+    "  zonelab read dev.img --lba 0 --blocks 8 --expect-seed 7\n"
+    "  zonelab report dev.img --limit 4\n"
+    "  zonelab bench --preset small --rw write --bs 64KiB --iodepth 8\n"
+    "\n"
+    "Exit codes: 0 success, 2 bad input, 3 the device answered with an error status,\n"
+    "1 internal error. Every command takes --json.";
+
+int run_presets(bool json) {
+  if (json) {
+    Json out = status_json(Status::kSuccess);
+    Json list = Json::array();
+    for (const auto& name : preset_names()) {
+      Config c = *preset_config(name);
+      auto layout = ZoneLayout::make(c);
+      list.push_back(
+          {{"name", name},
+           {"zone_count", layout->zone_count()},
+           {"zone_size_bytes", layout->zone_size_lbas() * layout->lba_size_bytes()},
+           {"zone_capacity_bytes", layout->zone_capacity_lbas() * layout->lba_size_bytes()}});
+    }
+    out["presets"] = list;
+    print_json(out);
+    return kExitOk;
+  }
+  for (const auto& name : preset_names()) {
+    Config c = *preset_config(name);
+    auto layout = ZoneLayout::make(c);
+    fmt::print(
+        "{:<12} {:>6} zones of {:>8} (capacity {}), {} ch x {} dies x {} planes, zone on "
+        "{} ch x {} dies\n",
+        name, layout->zone_count(),
+        format_size(layout->zone_size_lbas() * layout->lba_size_bytes()),
+        format_size(layout->zone_capacity_lbas() * layout->lba_size_bytes()), c.flash.channels,
+        c.flash.dies_per_channel, c.flash.planes_per_die, c.zns.channels_per_zone,
+        c.zns.dies_per_zone);
+  }
+  return kExitOk;
+}
+
+int run_config(const ConfigOptions& options, bool json) {
+  auto config = resolve_config(options);
+  if (!config) return bad_input(config.error());
+  if (json) {
+    Json out = status_json(Status::kSuccess);
+    out["config"] = Json::parse(config_to_json(*config));
+    print_json(out);
+  } else {
+    fmt::print("{}", config_to_toml(*config));
+  }
+  return kExitOk;
+}
+
+int main_impl(int argc, char** argv) {
+  CLI::App app(kDescription, "zonelab");
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "help for every command");
+
+  ConfigOptions create_config;
+  std::string create_image;
+  bool create_force = false;
+  bool create_json = false;
+  auto* create = app.add_subcommand("create", "make a device image from a preset/config");
+  create->add_option("IMAGE", create_image, "image file to create")->required();
+  add_config_options(*create, create_config);
+  create->add_flag("--force", create_force, "overwrite an existing image");
+  create->add_flag("--json", create_json, "print JSON");
+
+  DeviceRequest request;
+  add_device_commands(app, request, true);
+
+  std::string batch_image;
+  bool batch_json = false;
+  auto* batch = app.add_subcommand("batch", "run commands from stdin, one a line, on one device");
+  batch->add_option("IMAGE", batch_image, "device image")->required();
+  batch->add_flag("--json", batch_json, "print JSON (batch always prints one JSON object a line)");
+
+  BenchOptions bench_options;
+  add_bench_command(app, bench_options);
+
+  bool presets_json = false;
+  auto* presets = app.add_subcommand("presets", "list the shipped presets");
+  presets->add_flag("--json", presets_json, "print JSON");
+
+  ConfigOptions show_config;
+  bool config_json = false;
+  auto* config = app.add_subcommand("config", "print a resolved configuration (TOML or JSON)");
+  add_config_options(*config, show_config);
+  config->add_flag("--json", config_json, "print JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return bad_input(e.what());
+  }
+
+  if (create->parsed())
+    return run_create(0, create_image, create_config, create_force, create_json);
+  if (batch->parsed()) return run_batch(batch_image, batch_json);
+  if (app.got_subcommand("bench")) return run_bench(bench_options);
+  if (presets->parsed()) return run_presets(presets_json);
+  if (config->parsed()) return run_config(show_config, config_json);
+  if (!request.command.empty()) return run_device_command(request);
+  return bad_input("no command given (see zonelab --help)");
+}
+
+}  // namespace
+}  // namespace zonelab::cli
+
+int main(int argc, char** argv) {
+  try {
+    return zonelab::cli::main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "zonelab: internal error: {}\n", e.what());
+    return zonelab::cli::kExitInternal;
+  }
+}

@@ -2,11 +2,11 @@
 // table, timing on the flash and link timelines; see zns_device.h.
 #include "zns/zns_device.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace zonelab {
 namespace {
@@ -42,8 +42,8 @@ ZoneDescriptor ZnsDevice::zone(uint32_t index) const {
   d.start_lba = layout_.zone_start_lba(index);
   d.capacity_lbas = layout_.zone_capacity_lbas();
   d.state = z.state;
-  d.wp_lba = z.state == ZoneState::kFull ? d.start_lba + layout_.zone_size_lbas()
-                                         : d.start_lba + z.wp;
+  d.wp_lba =
+      z.state == ZoneState::kFull ? d.start_lba + layout_.zone_size_lbas() : d.start_lba + z.wp;
   return d;
 }
 
@@ -90,8 +90,7 @@ void ZnsDevice::on_event(uint64_t tag) {
 uint64_t ZnsDevice::link_ns(uint64_t bytes) const {
   uint64_t bw = config_.host.link_bandwidth_bytes_per_s;
   // ns = bytes * 1e9 / bw, rounded up, without overflow for sane sizes.
-  return static_cast<uint64_t>(
-      (static_cast<Uint128>(bytes) * 1'000'000'000ULL + bw - 1) / bw);
+  return static_cast<uint64_t>((static_cast<Uint128>(bytes) * 1'000'000'000ULL + bw - 1) / bw);
 }
 
 Status ZnsDevice::check_range(uint64_t slba, uint32_t nlb) const {
@@ -175,13 +174,14 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
   uint32_t zone = layout_.zone_of_lba(c.slba);
   uint64_t zone_start = layout_.zone_start_lba(zone);
   uint64_t offset = c.slba - zone_start;
-  if (offset + c.nlb > layout_.zone_size_lbas()) {
-    c.status = Status::kZoneBoundaryError;  // reads do not cross zones
-    return t0;
-  }
   const Zone& z = table_.zone(zone);
+  // State before boundary, as QEMU checks a read (nvme_check_zone_read).
   if (z.state == ZoneState::kOffline) {
     c.status = Status::kZoneIsOffline;
+    return t0;
+  }
+  if (offset + c.nlb > layout_.zone_size_lbas()) {
+    c.status = Status::kZoneBoundaryError;  // reads do not cross zones
     return t0;
   }
   uint64_t lba_bytes = layout_.lba_size_bytes();
@@ -333,8 +333,8 @@ void ZnsDevice::export_state(ImageState& state) const {
   state.zones.resize(table_.zone_count());
   for (uint32_t i = 0; i < table_.zone_count(); ++i) {
     const Zone& z = table_.zone(i);
-    state.zones[i] = ImageZone{static_cast<uint8_t>(z.state), z.wp, z.data_end,
-                               z.pages_programmed, z.open_seq};
+    state.zones[i] =
+        ImageZone{static_cast<uint8_t>(z.state), z.wp, z.data_end, z.pages_programmed, z.open_seq};
   }
   state.next_open_seq = table_.next_open_seq();
   state.erase_counts = flash_.erase_counts();
@@ -360,8 +360,8 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
         s.pages_programmed > layout_.pages_per_zone()) {
       return Error{fmt::format("corrupt image: zone {} has an impossible state", i)};
     }
-    table.restore(i, Zone{static_cast<ZoneState>(s.state), s.wp, s.data_end, s.pages_programmed,
-                          s.open_seq});
+    table.restore(
+        i, Zone{static_cast<ZoneState>(s.state), s.wp, s.data_end, s.pages_programmed, s.open_seq});
   }
   table.set_next_open_seq(state.next_open_seq);
   table.recount();

@@ -55,6 +55,7 @@ class ZnsDevice final : public Device, private EventHandler {
   const ZoneTable& zones() const { return table_; }
   const Flash& flash() const { return flash_; }
   Backing& backing() { return *backing_; }
+  const Backing& backing() const { return *backing_; }
   const ZnsCounters& counters() const { return counters_; }
   uint32_t inflight() const { return inflight_; }
   uint32_t queued() const { return queued_; }

@@ -2,10 +2,10 @@
 // see zone_layout.h.
 #include "zns/zone_layout.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cassert>
-
-#include <fmt/format.h>
 
 namespace zonelab {
 namespace {
@@ -19,8 +19,8 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   const FlashConfig& f = c.flash;
   const ZnsConfig& z = c.zns;
   if (c.interface != "zns") {
-    return Error{fmt::format("interface '{}' is not available; use interface = \"zns\"",
-                             c.interface)};
+    return Error{
+        fmt::format("interface '{}' is not available; use interface = \"zns\"", c.interface)};
   }
   if (f.channels == 0 || f.dies_per_channel == 0 || f.planes_per_die == 0 ||
       f.blocks_per_plane == 0 || f.pages_per_block == 0) {
@@ -37,8 +37,8 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   uint64_t planes = f.channels * f.dies_per_channel * f.planes_per_die;
   uint64_t blocks = planes * f.blocks_per_plane;
   if (blocks > kMaxBlocks) {
-    return Error{fmt::format("flash geometry has {} blocks; at most {} are supported", blocks,
-                             kMaxBlocks)};
+    return Error{
+        fmt::format("flash geometry has {} blocks; at most {} are supported", blocks, kMaxBlocks)};
   }
   uint64_t block_bytes = f.pages_per_block * f.page_size_bytes;
   if (blocks * block_bytes > kMaxFlashBytes) {
@@ -61,7 +61,8 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   l.pages_per_block_ = static_cast<uint32_t>(f.pages_per_block);
   l.channels_per_zone_ = static_cast<uint32_t>(z.channels_per_zone);
   l.dies_per_zone_ = static_cast<uint32_t>(z.dies_per_zone);
-  l.units_per_zone_ = static_cast<uint32_t>(z.channels_per_zone * z.dies_per_zone * f.planes_per_die);
+  l.units_per_zone_ =
+      static_cast<uint32_t>(z.channels_per_zone * z.dies_per_zone * f.planes_per_die);
   l.channel_groups_ = static_cast<uint32_t>(f.channels / z.channels_per_zone);
   l.groups_ = l.channel_groups_ * static_cast<uint32_t>(f.dies_per_channel / z.dies_per_zone);
   l.stripe_bytes_ = l.units_per_zone_ * f.page_size_bytes;
@@ -123,8 +124,8 @@ uint32_t ZoneLayout::unit_plane(uint32_t zone, uint32_t unit) const {
   assert(zone < zone_count_ && unit < units_per_zone_);
   uint32_t group = zone % groups_;
   uint32_t channel = (group % channel_groups_) * channels_per_zone_ + unit % channels_per_zone_;
-  uint32_t die = (group / channel_groups_) * dies_per_zone_ +
-                 (unit / channels_per_zone_) % dies_per_zone_;
+  uint32_t die =
+      (group / channel_groups_) * dies_per_zone_ + (unit / channels_per_zone_) % dies_per_zone_;
   uint32_t plane = unit / (channels_per_zone_ * dies_per_zone_);
   return (channel * dies_per_channel_ + die) * planes_per_die_ + plane;
 }

@@ -45,9 +45,7 @@ class ZoneLayout {
   uint32_t max_zones() const { return max_zones_; }
   uint64_t stripe_bytes() const { return stripe_bytes_; }
 
-  uint32_t zone_of_lba(uint64_t lba) const {
-    return static_cast<uint32_t>(lba / zone_size_lbas_);
-  }
+  uint32_t zone_of_lba(uint64_t lba) const { return static_cast<uint32_t>(lba / zone_size_lbas_); }
   uint64_t zone_start_lba(uint32_t zone) const { return zone_size_lbas_ * zone; }
 
   // Flat plane index of unit `unit` of `zone`.

@@ -11,8 +11,8 @@ namespace {
 constexpr std::array<std::string_view, kZoneStateCount> kStateNames{
     "empty", "implicitly-opened", "explicitly-opened", "closed", "full", "read-only", "offline"};
 
-constexpr std::array<std::string_view, 6> kActionNames{"none",  "close", "finish",
-                                                       "open",  "reset", "offline"};
+constexpr std::array<std::string_view, 6> kActionNames{"none", "close", "finish",
+                                                       "open", "reset", "offline"};
 
 }  // namespace
 

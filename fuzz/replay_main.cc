@@ -1,0 +1,260 @@
+// zonelab_fuzz_replay: the fuzz corpus as an ordinary test, without libFuzzer.
+//
+//   zonelab_fuzz_replay CORPUS_DIR
+//       runs every file under CORPUS_DIR/image through fuzz_image_decode and
+//       every file under CORPUS_DIR/config through fuzz_config_toml.
+//   zonelab_fuzz_replay --target image|config FILE...
+//       runs the given files (a crash reproducer, say) through one target.
+//   zonelab_fuzz_replay --write-seeds CORPUS_DIR
+//       writes the generated seed inputs (valid images, damaged variants,
+//       presets and malformed TOML) into CORPUS_DIR/image and /config.
+//
+// A broken property aborts inside the target, so a run that gets to its
+// summary line passed every file it read.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_targets.h"
+#include "store/image.h"
+#include "zonelab/config.h"
+
+namespace zonelab {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Target = int (*)(const uint8_t*, size_t);
+
+constexpr size_t kCorpusFilesMax = 100000;
+
+bool read_file(const fs::path& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), {});
+  return !in.bad();
+}
+
+bool write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+std::vector<uint8_t> bytes_of(std::string_view text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+struct Tally {
+  size_t passed = 0;
+  size_t failed = 0;
+};
+
+void run_file(Target target, const fs::path& path, bool verbose, Tally& tally) {
+  std::vector<uint8_t> bytes;
+  if (!read_file(path, bytes)) {
+    std::fprintf(stderr, "%s: cannot read\n", path.c_str());
+    tally.failed += 1;
+    return;
+  }
+  if (verbose) std::fprintf(stderr, "%s\n", path.c_str());
+  target(bytes.data(), bytes.size());
+  tally.passed += 1;
+}
+
+// Runs every regular file under `dir`, in name order so runs repeat exactly.
+bool run_dir(Target target, const fs::path& dir, bool verbose, Tally& tally) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) {
+    std::fprintf(stderr, "%s: no such corpus directory\n", dir.c_str());
+    return false;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file() && files.size() < kCorpusFilesMax) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) run_file(target, file, verbose, tally);
+  return true;
+}
+
+Target target_named(std::string_view name) {
+  if (name == "image") return fuzz_image_decode;
+  if (name == "config") return fuzz_config_toml;
+  return nullptr;
+}
+
+// --- Seeds -------------------------------------------------------------------
+
+ImageState seed_state(const Config& config, uint32_t zone_count, uint32_t block_count) {
+  ImageState state;
+  state.config = config;
+  for (uint32_t i = 0; i < zone_count; ++i) {
+    auto kind = static_cast<uint8_t>(i % 7);
+    uint64_t wp = kind == 0 ? 0 : 64 * (i + 1);
+    state.zones.push_back(ImageZone{kind, wp, wp / 2, static_cast<uint32_t>(i * 3), i});
+  }
+  state.next_open_seq = zone_count + 1;
+  for (uint32_t i = 0; i < block_count; ++i) state.erase_counts.push_back(i * 11);
+  state.lifetime_host_write_bytes = 1 << 20;
+  state.lifetime_host_read_bytes = 1 << 19;
+  state.lifetime_commands = 77;
+  return state;
+}
+
+// An image with both slots written (slot B newer), made through the real
+// create and save path in a scratch directory.
+std::vector<uint8_t> two_slot_image(const ImageState& first, const ImageState& second) {
+  std::string scratch = (fs::temp_directory_path() / "zonelab-seeds-XXXXXX").string();
+  if (::mkdtemp(scratch.data()) == nullptr) return {};
+  fs::path path = fs::path(scratch) / "seed.zl";
+  std::vector<uint8_t> bytes;
+  {
+    auto image = Image::create(path.string(), first, 0, false);
+    if (image.ok() && image.value()->save(second).ok()) read_file(path, bytes);
+  }
+  fs::remove_all(scratch);
+  return bytes;
+}
+
+void write_image_seeds(const fs::path& dir, size_t& written) {
+  auto put = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
+    if (write_file(dir / name, bytes)) written += 1;
+  };
+  ImageState small = seed_state(default_config(), 4, 16);
+  std::vector<uint8_t> valid = Image::encode(small, 0).value();
+  put("valid-one-slot.zl", valid);
+  put("valid-empty-tables.zl", Image::encode(seed_state(default_config(), 0, 0), 0).value());
+  put("valid-with-data.zl", Image::encode(small, 8192).value());
+  for (const std::string& name : preset_names()) {
+    put("valid-preset-" + name + ".zl",
+        Image::encode(seed_state(preset_config(name).value(), 7, 8), 0).value());
+  }
+  ImageState newer = small;
+  newer.zones[1].wp += 8;
+  newer.lifetime_commands += 1;
+  std::vector<uint8_t> two = two_slot_image(small, newer);
+  if (two.empty()) return;
+  put("valid-two-slots.zl", two);
+
+  uint64_t slot_bytes = 0;
+  for (int i = 7; i >= 0; --i) slot_bytes = (slot_bytes << 8) | two[16 + i];
+  uint64_t data_offset = Image::kHeaderBytes + 2 * slot_bytes;
+  for (uint64_t length : {uint64_t{0}, uint64_t{8}, uint64_t{44}, Image::kHeaderBytes,
+                          Image::kHeaderBytes + 100, data_offset - 1}) {
+    put("truncated-" + std::to_string(length) + ".zl",
+        std::vector<uint8_t>(two.begin(), two.begin() + static_cast<ptrdiff_t>(length)));
+  }
+  // Header fields, slot A's header and payload, slot B's header.
+  for (uint64_t offset : {uint64_t{0}, uint64_t{8}, uint64_t{17}, uint64_t{40},
+                          Image::kHeaderBytes + 9, Image::kHeaderBytes + 28,
+                          Image::kHeaderBytes + 100, Image::kHeaderBytes + slot_bytes + 20}) {
+    std::vector<uint8_t> flipped = two;
+    flipped[offset] ^= 0x04;
+    put("flipped-" + std::to_string(offset) + ".zl", flipped);
+  }
+}
+
+void write_config_seeds(const fs::path& dir, size_t& written) {
+  auto put = [&](const std::string& name, std::string_view text) {
+    if (write_file(dir / name, bytes_of(text))) written += 1;
+  };
+  for (const std::string& name : preset_names()) {
+    put("preset-" + name + ".toml", config_to_toml(preset_config(name).value()));
+  }
+  put("handwritten.toml",
+      "# a small device, written by hand\ninterface = \"zns\"\nseed = 7\n[flash]\nchannels = 2\n"
+      "page_size = \"16KiB\"\nread_latency = \"3.5ms\"\nprogram_latency = 450000\n"
+      "[host]\nlink_bandwidth = \"1.2GB/s\"\n[zns]\nzone_capacity = \"1077MiB\"\n"
+      "zone_size = \"2GiB\"\nmax_open = 14\nmax_active = 14\n[store]\nbacking = \"file\"\n");
+  put("empty.toml", "");
+  put("comment-only.toml", "# nothing here\n\n");
+  put("unknown-key.toml", "[flash]\nchanels = 4\n");
+  put("unknown-table.toml", "[block]\noverprovisioning = 7\n");
+  put("wrong-type.toml", "[host]\nlba_size = true\n");
+  put("string-seed.toml", "seed = \"abc\"\n");
+  put("negative.toml", "seed = -1\n");
+  put("out-of-range.toml", "[flash]\nchannels = 0\n");
+  put("bad-unit.toml", "[flash]\npage_size = \"16XiB\"\n");
+  put("float-count.toml", "[flash]\nchannels = 4.5\n");
+  put("float-time.toml", "[flash]\nread_latency = 3.5e3\n");
+  put("fraction-time.toml", "[flash]\nerase_latency = \"1.0000000001us\"\n");
+  put("too-long-time.toml", "[flash]\nerase_latency = \"11s\"\n");
+  put("rate-mib.toml", "[host]\nlink_bandwidth = \"100MiB/s\"\n");
+  put("rate-zero.toml", "[host]\nlink_bandwidth = \"0B/s\"\n");
+  put("size-half.toml", "[zns]\nzone_capacity = \"0.5KiB\"\n");
+  put("size-big.toml", "[zns]\nzone_capacity = \"2TiB\"\n");
+  put("int-overflow.toml", "seed = 18446744073709551615\n");
+  put("unterminated-string.toml", "[zns]\nzone_capacity = \"48MiB\n");
+  put("unterminated-table.toml", "[flash\nchannels = 1\n");
+  put("duplicate-key.toml", "seed = 1\nseed = 2\n");
+  put("inline-table.toml", "flash = { channels = 8, page_size = \"8KiB\" }\n");
+  put("dotted-keys.toml", "flash.channels = 2\nzns.max_open = 3\n");
+  put("array.toml", "seed = [1, 2]\n");
+  put("array-of-tables.toml", "[[flash]]\nchannels = 1\n");
+  put("bad-choice.toml", "interface = \"block\"\n[store]\nbacking = \"disk\"\n");
+  put("escapes.toml", "interface = \"\\u007a\\u006e\\u0073\"\n");
+  put("datetime.toml", "seed = 1979-05-27T07:32:00Z\n");
+  put("crlf.toml", "seed = 3\r\n[host]\r\nqueue_depth = 64\r\n");
+  put("bom.toml", "\xEF\xBB\xBFseed = 4\n");
+  put("nul.toml", std::string_view("seed = 5\n\0[flash]\n", 19));
+  std::string deep = "x = " + std::string(300, '[') + std::string(300, ']') + "\n";
+  put("deep-array.toml", deep);
+}
+
+int write_seeds(const fs::path& corpus) {
+  std::error_code error;
+  fs::create_directories(corpus / "image", error);
+  fs::create_directories(corpus / "config", error);
+  size_t written = 0;
+  write_image_seeds(corpus / "image", written);
+  write_config_seeds(corpus / "config", written);
+  std::printf("wrote %zu seed files under %s\n", written, corpus.c_str());
+  return written > 0 ? 0 : 1;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
+               "       zonelab_fuzz_replay --target image|config FILE...\n"
+               "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
+  return 2;
+}
+
+int run(std::vector<std::string_view> args) {
+  bool verbose = !args.empty() && args[0] == "--verbose";
+  if (verbose) args.erase(args.begin());
+  if (args.size() == 2 && args[0] == "--write-seeds") return write_seeds(fs::path(args[1]));
+  Tally tally;
+  if (args.size() >= 3 && args[0] == "--target") {
+    Target target = target_named(args[1]);
+    if (target == nullptr) return usage();
+    for (size_t i = 2; i < args.size(); ++i) run_file(target, fs::path(args[i]), verbose, tally);
+  } else if (args.size() == 1 && args[0].substr(0, 1) != "-") {
+    fs::path corpus(args[0]);
+    bool found = run_dir(fuzz_image_decode, corpus / "image", verbose, tally);
+    found = run_dir(fuzz_config_toml, corpus / "config", verbose, tally) && found;
+    if (!found) tally.failed += 1;
+  } else {
+    return usage();
+  }
+  std::printf("%zu passed, %zu failed\n", tally.passed, tally.failed);
+  return tally.failed == 0 && tally.passed > 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace zonelab
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  return zonelab::run(args);
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, with address and undefined-behaviour
+# sanitizers) and runs each for FUZZ_SECONDS, then merges the inputs that
+# found new coverage into fuzz/corpus/<target>/.
+#
+#   FUZZ_SECONDS=60        time per target
+#   FUZZ_TARGETS="image config"
+#   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
+#   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
+#   FUZZ_CXX=clang++
+# Exits non-zero if a target crashed; the reproducer is under $FUZZ_OUT/artifacts/
+# and `zonelab_fuzz_replay --target image|config FILE` replays it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${FUZZ_SECONDS:-60}
+targets=${FUZZ_TARGETS:-"image config"}
+out=${FUZZ_OUT:-build-fuzz}
+cxx=${FUZZ_CXX:-clang++}
+mkdir -p "$out/obj" "$out/artifacts"
+# A smaller quarantine keeps memory modest on a shared machine.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=32}
+
+flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
+  -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1
+  -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+libs=(-lfmt -ltomlplusplus)
+
+# The library code the targets reach, instrumented for coverage.
+mapfile -t sources < <(ls src/common/*.cc src/store/*.cc fuzz/fuzz_targets.cc | grep -v '_test\.cc$')
+objects=()
+for src in "${sources[@]}"; do
+  obj="$out/obj/$(echo "$src" | tr / _).o"
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ]; then
+    echo "fuzz: compiling $src"
+    "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+  fi
+  objects+=("$obj")
+done
+
+status=0
+for target in $targets; do
+  case "$target" in
+    image) function=fuzz_image_decode ;;
+    config) function=fuzz_config_toml ;;
+    *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
+  esac
+  binary="$out/fuzz_$target"
+  echo "fuzz: linking $binary"
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer -DZONELAB_FUZZ_TARGET="$function" \
+    fuzz/libfuzzer_main.cc "${objects[@]}" "${libs[@]}" -o "$binary"
+
+  corpus="fuzz/corpus/$target"
+  found="$out/new-$target"
+  rm -rf "$found" && mkdir -p "$corpus" "$found"
+  echo "fuzz: running $target for ${seconds}s"
+  if ! "$binary" -max_len=65536 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$out/artifacts/$target-" "$found" "$corpus" \
+      2>&1 | tee "$out/$target.log" | grep -E '^(#[0-9]+ +DONE|INFO: seed|==|SUMMARY|stat::)'; then
+    :
+  fi
+  if grep -qE 'ERROR: (libFuzzer|AddressSanitizer|UndefinedBehaviorSanitizer)|runtime error|deadly signal' \
+      "$out/$target.log"; then
+    echo "fuzz: $target crashed; see $out/$target.log and $out/artifacts/" >&2
+    status=1
+    continue
+  fi
+  "$binary" -merge=1 -max_len=65536 "$corpus" "$found" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' || true
+  if [ "${FUZZ_MINIMIZE:-0}" = 1 ]; then
+    minimal="$out/minimal-$target"
+    rm -rf "$minimal" && mkdir -p "$minimal"
+    "$binary" -merge=1 -max_len=65536 "$minimal" "$corpus" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' || true
+    rm -f "$corpus"/* && cp "$minimal"/* "$corpus"/
+  fi
+  echo "fuzz: $target corpus has $(ls "$corpus" | wc -l) files"
+done
+exit $status

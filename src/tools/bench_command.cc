@@ -1,0 +1,267 @@
+// The bench command; see bench_command.h.
+#include "tools/bench_command.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "common/units.h"
+#include "workload/runner.h"
+
+namespace zonelab::cli {
+namespace {
+
+constexpr const char* kJobFlags[] = {"rw",   "bs",      "iodepth", "numjobs", "zones",
+                                     "size", "runtime", "rate",    "name"};
+
+Json latency_json(const Histogram& h) {
+  return Json{{"mean", static_cast<uint64_t>(std::llround(h.mean()))},
+              {"p50", h.percentile(50)},
+              {"p95", h.percentile(95)},
+              {"p99", h.percentile(99)},
+              {"p999", h.percentile(99.9)},
+              {"max", h.max()}};
+}
+
+Json job_json(const JobResult& r) {
+  Json j;
+  j["name"] = r.spec.name;
+  j["rw"] = std::string(job_kind_name(r.spec.kind));
+  j["bs"] = r.spec.block_size_bytes;
+  j["iodepth"] = r.spec.iodepth;
+  j["numjobs"] = r.spec.numjobs;
+  j["ops"] = r.ops;
+  j["bytes"] = r.bytes;
+  j["iops"] = std::round(r.iops() * 1000.0) / 1000.0;
+  j["bw_bytes_per_s"] = std::llround(r.bandwidth_bytes_per_s());
+  j["lat_ns"] = latency_json(r.latency_ns);
+  j["start_ns"] = r.start_ns;
+  j["end_ns"] = r.end_ns;
+  j["resets"] = r.resets;
+  if (r.resets != 0) j["reset_lat_ns"] = latency_json(r.reset_latency_ns);
+  j["errors"] = r.errors;
+  if (r.errors != 0) j["first_error"] = r.first_error;
+  return j;
+}
+
+double fraction(uint64_t busy_ns, uint64_t span_ns) {
+  if (span_ns == 0) return 0.0;
+  return std::round(static_cast<double>(busy_ns) / static_cast<double>(span_ns) * 1e6) / 1e6;
+}
+
+Json device_json(const ZnsDevice& device, uint64_t span_ns) {
+  const Flash& flash = device.flash();
+  const FlashCounters& fc = flash.counters();
+  const ZnsCounters& zc = device.counters();
+  uint64_t page = flash.page_size_bytes();
+  auto programmed = [&](FlashCause cause) {
+    return fc.program_pages[static_cast<size_t>(cause)] * page;
+  };
+  Json j;
+  j["host_write_bytes"] = zc.host_write_bytes;
+  j["host_read_bytes"] = zc.host_read_bytes;
+  j["flash_program_bytes"] = {{"host", programmed(FlashCause::kHost)},
+                              {"gc", programmed(FlashCause::kGc)},
+                              {"finish", programmed(FlashCause::kFinish)},
+                              {"parity", programmed(FlashCause::kParity)}};
+  j["flash_read_bytes"] = fc.read_bytes;
+  uint64_t erases = 0;
+  for (uint64_t e : fc.erases) erases += e;
+  j["erases"] = erases;
+  j["erases_by_cause"] = {{"reset", fc.erases[static_cast<size_t>(FlashCause::kReset)]},
+                          {"gc", fc.erases[static_cast<size_t>(FlashCause::kGc)]}};
+  uint64_t total_programmed = 0;
+  for (uint64_t p : fc.program_pages) total_programmed += p * page;
+  j["write_amplification"] = zc.host_write_bytes == 0
+                                 ? Json(nullptr)
+                                 : Json(std::round(static_cast<double>(total_programmed) /
+                                                   static_cast<double>(zc.host_write_bytes) * 1e4) /
+                                        1e4);
+  Json channels = Json::array();
+  for (uint32_t c = 0; c < flash.channels(); ++c)
+    channels.push_back(fraction(flash.channel_busy_ns(c), span_ns));
+  Json dies = Json::array();
+  for (uint32_t d = 0; d < flash.dies(); ++d)
+    dies.push_back(fraction(flash.die_busy_ns(d), span_ns));
+  j["channel_busy"] = channels;
+  j["die_busy"] = dies;
+  j["implicit_closes"] = device.zones().implicit_closes();
+  return j;
+}
+
+void print_table(const RunResult& run, const Json& device, double wall_s, bool show_wall) {
+  fmt::print("{:<12} {:<8} {:>7} {:>8} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "job",
+             "rw", "bs", "qd x n", "ops", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9",
+             "max");
+  for (const auto& r : run.jobs) {
+    const Histogram& h = r.latency_ns;
+    fmt::print("{:<12} {:<8} {:>7} {:>8} {:>10} {:>10.0f} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+               r.spec.name.substr(0, 12), job_kind_name(r.spec.kind),
+               format_size(r.spec.block_size_bytes),
+               fmt::format("{}x{}", r.spec.iodepth, r.spec.numjobs), r.ops, r.iops(),
+               fmt::format("{:.1f}MiB/s", r.bandwidth_bytes_per_s() / 1048576.0),
+               format_duration(static_cast<uint64_t>(h.mean())), format_duration(h.percentile(50)),
+               format_duration(h.percentile(99)), format_duration(h.percentile(99.9)),
+               format_duration(h.max()));
+    if (r.errors != 0) fmt::print("  {} error(s); first: {}\n", r.errors, r.first_error);
+    if (r.resets != 0)
+      fmt::print("  {} zone resets, mean {}\n", r.resets,
+                 format_duration(static_cast<uint64_t>(r.reset_latency_ns.mean())));
+  }
+  auto mean_max = [](const Json& list) {
+    double sum = 0, max = 0;
+    for (const auto& v : list) {
+      sum += v.get<double>();
+      max = std::max(max, v.get<double>());
+    }
+    return std::pair<double, double>{list.empty() ? 0 : sum / static_cast<double>(list.size()),
+                                     max};
+  };
+  auto [ch_mean, ch_max] = mean_max(device["channel_busy"]);
+  auto [die_mean, die_max] = mean_max(device["die_busy"]);
+  std::string waf = device["write_amplification"].is_null()
+                        ? "-"
+                        : fmt::format("{:.3f}", device["write_amplification"].get<double>());
+  fmt::print("device: host writes {}, flash programs host {} finish {}, erases {}, WA {}\n",
+             format_size(device["host_write_bytes"].get<uint64_t>()),
+             format_size(device["flash_program_bytes"]["host"].get<uint64_t>()),
+             format_size(device["flash_program_bytes"]["finish"].get<uint64_t>()),
+             device["erases"].get<uint64_t>(), waf);
+  fmt::print("busy: channels mean {:.1f}% max {:.1f}%, dies mean {:.1f}% max {:.1f}%\n",
+             ch_mean * 100, ch_max * 100, die_mean * 100, die_max * 100);
+  double virtual_s = static_cast<double>(run.end_ns - run.start_ns) / 1e9;
+  if (show_wall) {
+    fmt::print("virtual time {:.6f} s; {} commands in {:.3f} s wall ({:.0f} commands/s)\n",
+               virtual_s, run.commands, wall_s,
+               wall_s > 0 ? static_cast<double>(run.commands) / wall_s : 0.0);
+  } else {
+    fmt::print("virtual time {:.6f} s; {} commands\n", virtual_s, run.commands);
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, BenchOptions& o) {
+  auto* bench = app.add_subcommand("bench", "fio-like benchmark in virtual time");
+  bench->add_option("IMAGE", o.image, "device image (or use --preset for a throwaway device)");
+  add_config_options(*bench, o.config);
+  bench->add_option("--job", o.job_file, "TOML job file ([global] and one table per job)");
+  for (const char* flag : kJobFlags) {
+    std::string name = std::string("--") + flag;
+    std::string key = flag;
+    bench->add_option_function<std::string>(
+        name,
+        [&o, key](const std::string& value) {
+          o.job_flags.push_back({key, value});
+        },
+        fmt::format("job option {} (see docs/benchmarks.md)", flag));
+  }
+  bench->add_flag("--json", o.json, "print JSON");
+  bench->add_flag("--no-wall-clock", o.no_wall_clock,
+                  "leave out wall_time_s and sim_commands_per_s (for byte-identical output)");
+  bench->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  bench->callback([] {});
+}
+
+int run_bench(const BenchOptions& o) {
+  bool has_config =
+      !o.config.preset.empty() || !o.config.config_file.empty() || !o.config.overrides.empty();
+  if (!o.image.empty() && has_config) {
+    return bad_input("bench: give an IMAGE or --preset/--config/--set, not both");
+  }
+  std::vector<JobSpec> jobs;
+  if (!o.job_file.empty()) {
+    if (!o.job_flags.empty()) return bad_input("bench: give --job FILE or job flags, not both");
+    auto parsed = parse_job_file(o.job_file);
+    if (!parsed) return bad_input(parsed.error());
+    jobs = *parsed;
+  } else {
+    JobSpec job;
+    bool has_rw = false;
+    for (const auto& [key, value] : o.job_flags) {
+      auto outcome = set_job_option(job, key, value);
+      if (!outcome) return bad_input(fmt::format("--{}: {}", key, outcome.error()));
+      has_rw = has_rw || key == "rw";
+    }
+    if (!has_rw) return bad_input("bench: give --rw read|randread|write|append or --job FILE");
+    if (job.name == "job") job.name = std::string(job_kind_name(job.kind));
+    jobs.push_back(job);
+  }
+
+  std::unique_ptr<Session> session;
+  if (!o.image.empty()) {
+    auto opened = open_session(o.image);
+    if (!opened) return bad_input(opened.error());
+    session = std::move(opened).value();
+  } else {
+    auto config = resolve_config(o.config);
+    if (!config) return bad_input(config.error());
+    session = std::make_unique<Session>();
+    auto device = make_zns_device(*config, session->sim);
+    if (!device) return bad_input(device.error());
+    session->device = std::move(device).value();
+  }
+  ZnsDevice& device = *session->device;
+  auto checked = check_jobs(jobs, device.info());
+  if (!checked) return bad_input(checked.error());
+
+  device.reset_stats();
+  auto wall_start = std::chrono::steady_clock::now();
+  auto last_report = wall_start;
+  ProgressFn progress = [&](uint64_t virtual_ns, uint64_t commands) {
+    if (o.quiet) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_report < std::chrono::seconds(2)) return;
+    last_report = now;
+    fmt::print(stderr, "progress: virtual {:.3f} s, {} commands, {:.0f} s wall\n",
+               static_cast<double>(virtual_ns) / 1e9, commands,
+               std::chrono::duration<double>(now - wall_start).count());
+  };
+  uint64_t seed = session->image ? session->image->state().config.seed : 0;
+  if (!session->image) seed = resolve_config(o.config)->seed;
+  RunResult run = run_jobs(device, session->sim, jobs, seed, progress);
+  double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  Status first_status = Status::kSuccess;
+  std::string plan_error;
+  for (const auto& r : run.jobs) {
+    if (r.errors == 0) continue;
+    if (r.first_status == Status::kSuccess && plan_error.empty())
+      plan_error = fmt::format("job {}: {}", r.spec.name, r.first_error);
+    if (r.first_status != Status::kSuccess && first_status == Status::kSuccess)
+      first_status = r.first_status;
+  }
+  if (!plan_error.empty() && first_status == Status::kSuccess) return bad_input(plan_error);
+
+  if (session->image) {
+    auto saved = save_session(*session);
+    if (!saved) {
+      fmt::print(stderr, "zonelab: error: saving {}: {}\n", o.image, saved.error());
+      return kExitInternal;
+    }
+  }
+  uint64_t span = run.end_ns - run.start_ns;
+  Json dev = device_json(device, span);
+  if (o.json) {
+    Json out = status_json(first_status);
+    Json job_list = Json::array();
+    for (const auto& r : run.jobs) job_list.push_back(job_json(r));
+    out["jobs"] = job_list;
+    out["device"] = dev;
+    out["virtual_time_ns"] = span;
+    out["commands"] = run.commands;
+    if (!o.no_wall_clock) {
+      out["wall_time_s"] = std::round(wall_s * 1e6) / 1e6;
+      out["sim_commands_per_s"] =
+          wall_s > 0 ? std::llround(static_cast<double>(run.commands) / wall_s) : 0;
+    }
+    print_json(out);
+  } else {
+    print_table(run, dev, wall_s, !o.no_wall_clock);
+  }
+  return first_status == Status::kSuccess ? kExitOk : kExitDeviceError;
+}
+
+}  // namespace zonelab::cli

@@ -1,0 +1,116 @@
+// Shared pieces of the command-line tool; see cli.h.
+#include "tools/cli.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "common/rng.h"
+
+namespace zonelab::cli {
+
+int bad_input(const std::string& message) {
+  fmt::print(stderr, "zonelab: error: {}\n", message);
+  return kExitBadInput;
+}
+
+void add_config_options(CLI::App& app, ConfigOptions& options) {
+  app.add_option("--preset", options.preset,
+                 "start from a shipped preset: small (default), confznspp, zn540, zssd-small, "
+                 "flexzns");
+  app.add_option("--config", options.config_file,
+                 "TOML configuration file applied over the preset");
+  app.add_option("--set", options.overrides, "override one key, e.g. --set zns.max_open=8")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+}
+
+Result<Config> resolve_config(const ConfigOptions& options) {
+  Config config = default_config();
+  if (!options.preset.empty()) {
+    auto preset = preset_config(options.preset);
+    if (!preset) return Error{preset.error()};
+    config = *preset;
+  }
+  if (!options.config_file.empty()) {
+    auto outcome = apply_toml_file(config, options.config_file);
+    if (!outcome) return Error{outcome.error()};
+  }
+  for (const auto& assignment : options.overrides) {
+    auto outcome = apply_override(config, assignment);
+    if (!outcome) return Error{outcome.error()};
+  }
+  auto layout = ZoneLayout::make(config);
+  if (!layout) return Error{layout.error()};
+  return config;
+}
+
+Result<std::unique_ptr<Session>> open_session(const std::string& path) {
+  auto image = Image::open(path);
+  if (!image) return Error{image.error()};
+  auto session = std::make_unique<Session>();
+  session->image = std::move(image).value();
+  const ImageState& state = session->image->state();
+  auto layout = ZoneLayout::make(state.config);
+  if (!layout) return Error{fmt::format("{}: corrupt image: {}", path, layout.error())};
+  std::unique_ptr<Backing> backing;
+  if (state.config.store.backing == "file") {
+    backing = session->image->file_backing(layout->lba_size_bytes());
+  }
+  auto device = make_zns_device(state.config, session->sim, std::move(backing));
+  if (!device) return Error{fmt::format("{}: {}", path, device.error())};
+  session->device = std::move(device).value();
+  auto imported = session->device->import_state(state);
+  if (!imported) return Error{fmt::format("{}: {}", path, imported.error())};
+  return session;
+}
+
+Outcome save_session(Session& session) {
+  ImageState state;
+  session.device->export_state(state);
+  return session.image->save(state);
+}
+
+namespace {
+
+class WaitSink final : public CompletionSink {
+ public:
+  void on_complete(Command&) override { done = true; }
+  bool done = false;
+};
+
+}  // namespace
+
+void run_command(Session& session, Command& command) {
+  WaitSink sink;
+  command.sink = &sink;
+  session.device->submit(command);
+  while (!sink.done && session.sim.step()) {
+  }
+  command.sink = nullptr;
+}
+
+void fill_pattern(uint64_t seed, uint64_t lba, uint8_t* out, uint64_t lba_size) {
+  Rng rng(derive_seed(seed, lba, 0x5a5a));
+  for (uint64_t i = 0; i < lba_size; i += 8) {
+    uint64_t word = rng.next();
+    std::memcpy(out + i, &word, std::min<uint64_t>(8, lba_size - i));
+  }
+}
+
+Json status_json(Status status) {
+  Json j;
+  j["status"] = std::string(status_name(status));
+  j["sct"] = status_sct(status);
+  j["sc"] = status_sc(status);
+  return j;
+}
+
+void print_json(const Json& json) {
+  std::string text = json.dump();
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
+}  // namespace zonelab::cli

@@ -1,0 +1,547 @@
+// Device commands of the `zonelab` tool; see device_commands.h.
+#include "tools/device_commands.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "common/units.h"
+
+namespace zonelab::cli {
+namespace {
+
+constexpr uint64_t kMaxBlocks = 65536;              // NVMe NLB is 16 bits
+constexpr uint64_t kMaxCommandBytes = 64ULL << 20;  // one CLI command's buffer
+constexpr size_t kMaxBatchLines = 1'000'000;
+
+void add_image(CLI::App* sub, DeviceRequest& r, bool with_image) {
+  if (!with_image) return;
+  sub->add_option("IMAGE", r.image, "device image file")->required();
+  sub->add_flag("--json", r.json, "print JSON");
+}
+
+Json command_json(const Command& c) {
+  Json j = status_json(c.status);
+  j["latency_ns"] = c.latency_ns();
+  return j;
+}
+
+// Zone number from --zone or --lba; returns false with an error in `out`.
+bool target_lba(const ZnsDevice& device, const DeviceRequest& r, uint64_t& lba, Json& out) {
+  if (r.zone) {
+    if (*r.zone >= device.info().zone_count) {
+      out["error"] = fmt::format("zone {} does not exist (the device has zones 0-{})", *r.zone,
+                                 device.info().zone_count - 1);
+      return false;
+    }
+    lba = *r.zone * device.info().zone_size_lbas;
+    return true;
+  }
+  if (r.lba) {
+    lba = *r.lba;
+    return true;
+  }
+  out["error"] = "name a zone with --zone N or --lba L (or --all)";
+  return false;
+}
+
+bool check_blocks(const ZnsDevice& device, uint64_t blocks, Json& out) {
+  uint64_t bytes = blocks * device.info().lba_size_bytes;
+  if (blocks == 0 || blocks > kMaxBlocks || bytes > kMaxCommandBytes) {
+    out["error"] =
+        fmt::format("--blocks {} is out of range (1 to {}, at most 64 MiB)", blocks,
+                    std::min(kMaxBlocks, kMaxCommandBytes / device.info().lba_size_bytes));
+    return false;
+  }
+  return true;
+}
+
+Json info_json(const ZnsDevice& device, const Session& session) {
+  const DeviceInfo& info = device.info();
+  Json j = status_json(Status::kSuccess);
+  j["interface"] = std::string(info.interface);
+  j["lba_size"] = info.lba_size_bytes;
+  j["zone_size_lbas"] = info.zone_size_lbas;
+  j["zone_capacity_lbas"] = info.zone_capacity_lbas;
+  j["zone_count"] = info.zone_count;
+  j["capacity_lbas"] = info.capacity_lbas;
+  j["max_open"] = info.max_open;
+  j["max_active"] = info.max_active;
+  j["zasl_lbas"] = info.zasl_lbas;
+  j["open_zones"] = device.zones().open_count();
+  j["active_zones"] = device.zones().active_count();
+  Json by_state = Json::object();
+  std::array<uint64_t, kZoneStateCount> counts{};
+  for (uint32_t z = 0; z < info.zone_count; ++z)
+    ++counts[static_cast<size_t>(device.zones().zone(z).state)];
+  for (int s = 0; s < kZoneStateCount; ++s) {
+    by_state[std::string(zone_state_name(static_cast<ZoneState>(s)))] =
+        counts[static_cast<size_t>(s)];
+  }
+  j["zones_by_state"] = by_state;
+  const ImageState& state = session.image->state();
+  const auto& erases = device.flash().erase_counts();
+  uint64_t erase_total = 0;
+  uint32_t erase_max = 0;
+  for (uint32_t e : erases) {
+    erase_total += e;
+    erase_max = std::max(erase_max, e);
+  }
+  j["wear"] = {
+      {"blocks", erases.size()}, {"erases", erase_total}, {"max_erases_per_block", erase_max}};
+  j["lifetime"] = {{"host_write_bytes", state.lifetime_host_write_bytes},
+                   {"host_read_bytes", state.lifetime_host_read_bytes},
+                   {"commands", state.lifetime_commands}};
+  j["config"] = Json::parse(config_to_json(state.config));
+  return j;
+}
+
+Json zone_json(const ZoneDescriptor& d) {
+  return Json{{"zone", d.zone},
+              {"start", d.start_lba},
+              {"capacity", d.capacity_lbas},
+              {"wp", d.wp_lba},
+              {"state", std::string(zone_state_name(d.state))}};
+}
+
+int report(const ZnsDevice& device, const DeviceRequest& r, Json& out) {
+  std::optional<ZoneState> filter;
+  if (!r.state.empty()) {
+    filter = zone_state_from_name(r.state);
+    if (!filter) {
+      out["error"] = fmt::format(
+          "--state {}: expected empty, implicitly-opened, "
+          "explicitly-opened, closed, full, read-only or offline",
+          r.state);
+      return kExitBadInput;
+    }
+  }
+  const DeviceInfo& info = device.info();
+  out = status_json(Status::kSuccess);
+  Json zones = Json::array();
+  uint64_t first = std::min<uint64_t>(r.from_lba / info.zone_size_lbas, info.zone_count);
+  for (uint64_t z = first; z < info.zone_count; ++z) {
+    if (r.limit != 0 && zones.size() >= r.limit) break;
+    ZoneDescriptor d = device.zone(static_cast<uint32_t>(z));
+    if (filter && d.state != *filter) continue;
+    zones.push_back(zone_json(d));
+  }
+  out["zones"] = zones;
+  return kExitOk;
+}
+
+int zone_action(Session& s, const DeviceRequest& r, Json& out) {
+  auto action = zone_action_from_name(r.action);
+  if (!action) {
+    out["error"] =
+        fmt::format("unknown zone action '{}' (open, close, finish, reset, offline)", r.action);
+    return kExitBadInput;
+  }
+  Command c;
+  c.opcode = Opcode::kZoneManagementSend;
+  c.action = *action;
+  c.select_all = r.all;
+  if (!r.all && !target_lba(*s.device, r, c.slba, out)) return kExitBadInput;
+  run_command(s, c);
+  out = command_json(c);
+  out["action"] = r.action;
+  if (r.all) {
+    out["all"] = true;
+  } else {
+    out["lba"] = c.slba;
+    out["zone"] = c.slba / s.device->info().zone_size_lbas;
+  }
+  return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
+}
+
+int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) {
+  if (!check_blocks(*s.device, r.blocks, out)) return kExitBadInput;
+  uint64_t lba_size = s.device->info().lba_size_bytes;
+  Command c;
+  c.opcode = append ? Opcode::kAppend : Opcode::kWrite;
+  c.nlb = static_cast<uint32_t>(r.blocks);
+  if (append) {
+    if (!target_lba(*s.device, r, c.slba, out)) return kExitBadInput;
+  } else {
+    c.slba = r.lba.value_or(0);
+  }
+  // The pattern of an append depends on where it lands, which the device
+  // decides; the model stores it at the write pointer it chooses.
+  uint64_t base =
+      append ? s.device
+                   ->zone(static_cast<uint32_t>(std::min<uint64_t>(
+                       c.slba / s.device->info().zone_size_lbas, s.device->info().zone_count - 1)))
+                   .wp_lba
+             : c.slba;
+  std::vector<uint8_t> data(r.blocks * lba_size);
+  for (uint64_t i = 0; i < r.blocks; ++i)
+    fill_pattern(r.seed, base + i, data.data() + i * lba_size, lba_size);
+  c.data = data.data();
+  run_command(s, c);
+  out = command_json(c);
+  out["lba"] = append ? c.result_lba : c.slba;
+  out["blocks"] = r.blocks;
+  return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
+}
+
+int read(Session& s, const DeviceRequest& r, Json& out) {
+  if (!check_blocks(*s.device, r.blocks, out)) return kExitBadInput;
+  uint64_t lba_size = s.device->info().lba_size_bytes;
+  if (r.expect_seed && !s.device->backing().stores_data()) {
+    out["error"] = "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
+    return kExitBadInput;
+  }
+  std::vector<uint8_t> data(r.blocks * lba_size);
+  Command c;
+  c.opcode = Opcode::kRead;
+  c.slba = r.lba.value_or(0);
+  c.nlb = static_cast<uint32_t>(r.blocks);
+  c.data = data.data();
+  run_command(s, c);
+  out = command_json(c);
+  out["lba"] = c.slba;
+  out["blocks"] = r.blocks;
+  if (c.status != Status::kSuccess) return kExitDeviceError;
+  if (r.expect_seed) {
+    std::vector<uint8_t> want(lba_size);
+    uint64_t mismatches = 0;
+    std::optional<uint64_t> first_bad;
+    for (uint64_t i = 0; i < r.blocks; ++i) {
+      fill_pattern(*r.expect_seed, c.slba + i, want.data(), lba_size);
+      if (std::memcmp(want.data(), data.data() + i * lba_size, lba_size) != 0) {
+        ++mismatches;
+        if (!first_bad) first_bad = c.slba + i;
+      }
+    }
+    out["verified"] = mismatches == 0;
+    if (mismatches != 0) {
+      out["mismatched_blocks"] = mismatches;
+      out["first_mismatch_lba"] = *first_bad;
+      return kExitDeviceError;
+    }
+  }
+  return kExitOk;
+}
+
+int inject(Session& s, const DeviceRequest& r, Json& out) {
+  auto state = zone_state_from_name(r.state);
+  if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
+    out["error"] = fmt::format("--state {}: expected read-only or offline", r.state);
+    return kExitBadInput;
+  }
+  uint64_t lba = 0;
+  if (!target_lba(*s.device, r, lba, out)) return kExitBadInput;
+  if (lba >= s.device->info().capacity_lbas) {
+    out["error"] = fmt::format("LBA {} is beyond the device", lba);
+    return kExitBadInput;
+  }
+  auto zone = static_cast<uint32_t>(lba / s.device->info().zone_size_lbas);
+  s.device->inject(zone, *state);
+  out = status_json(Status::kSuccess);
+  out["zone"] = zone;
+  out["state"] = r.state;
+  return kExitOk;
+}
+
+std::string latency_text(const Json& out) {
+  if (!out.contains("latency_ns")) return "";
+  return fmt::format(" (latency {})", format_duration(out["latency_ns"].get<uint64_t>()));
+}
+
+}  // namespace
+
+std::optional<std::string> validate_request(const ZnsDevice& device, const DeviceRequest& r) {
+  const DeviceInfo& info = device.info();
+  if (r.zone && *r.zone >= info.zone_count) {
+    return fmt::format("zone {} does not exist (the device has zones 0-{})", *r.zone,
+                       info.zone_count - 1);
+  }
+  Json scratch;
+  if ((r.command == "write" || r.command == "append" || r.command == "read") &&
+      !check_blocks(device, r.blocks, scratch)) {
+    return scratch["error"].get<std::string>();
+  }
+  if (r.command == "zone") {
+    if (!zone_action_from_name(r.action)) {
+      return fmt::format("unknown zone action '{}' (open, close, finish, reset, offline)",
+                         r.action);
+    }
+    if (!r.all && !r.zone && !r.lba) return "name a zone with --zone N or --lba L (or --all)";
+  }
+  if (r.command == "inject") {
+    auto state = zone_state_from_name(r.state);
+    if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
+      return fmt::format("--state {}: expected read-only or offline", r.state);
+    }
+  }
+  if (r.command == "report" && !r.state.empty() && !zone_state_from_name(r.state)) {
+    return fmt::format(
+        "--state {}: expected empty, implicitly-opened, explicitly-opened, closed, "
+        "full, read-only or offline",
+        r.state);
+  }
+  if (r.command == "read" && r.expect_seed && !device.backing().stores_data()) {
+    return "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
+  }
+  return std::nullopt;
+}
+
+namespace {}  // namespace
+
+bool is_device_command(const std::string& name) {
+  return name == "info" || name == "report" || name == "zone" || name == "write" ||
+         name == "append" || name == "read" || name == "inject";
+}
+
+bool request_mutates(const DeviceRequest& r) {
+  return r.command == "zone" || r.command == "write" || r.command == "append" ||
+         r.command == "inject";
+}
+
+void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
+  auto* info = app.add_subcommand("info", "device attributes, zone counts, wear and configuration");
+  add_image(info, r, with_image);
+
+  auto* report = app.add_subcommand("report", "zone report: start, capacity, write pointer, state");
+  add_image(report, r, with_image);
+  report->add_option("--state", r.state, "only zones in this state");
+  report->add_option("--from-lba", r.from_lba, "start at the zone holding this LBA");
+  report->add_option("--limit", r.limit, "at most N zones");
+
+  auto* zone =
+      app.add_subcommand("zone", "Zone Management Send: open, close, finish, reset, offline");
+  add_image(zone, r, with_image);
+  zone->add_option("ACTION", r.action, "open|close|finish|reset|offline")->required();
+  auto* zone_n = zone->add_option("--zone", r.zone, "zone number");
+  auto* zone_lba = zone->add_option("--lba", r.lba, "zone start LBA");
+  auto* zone_all = zone->add_flag("--all", r.all, "Select All");
+  zone_n->excludes(zone_lba)->excludes(zone_all);
+  zone_lba->excludes(zone_all);
+
+  auto* write = app.add_subcommand("write", "write blocks at an LBA (must be the write pointer)");
+  add_image(write, r, with_image);
+  write->add_option("--lba", r.lba, "starting LBA")->required();
+  write->add_option("--blocks", r.blocks, "number of logical blocks")->required();
+  write->add_option("--seed", r.seed, "data pattern seed (default 0)");
+
+  auto* append = app.add_subcommand("append", "zone append: the device picks the LBA");
+  add_image(append, r, with_image);
+  append->add_option("--zone", r.zone, "zone number")->required();
+  append->add_option("--blocks", r.blocks, "number of logical blocks")->required();
+  append->add_option("--seed", r.seed, "data pattern seed (default 0)");
+
+  auto* read = app.add_subcommand("read", "read blocks; unwritten blocks read as zeros");
+  add_image(read, r, with_image);
+  read->add_option("--lba", r.lba, "starting LBA")->required();
+  read->add_option("--blocks", r.blocks, "number of logical blocks")->required();
+  read->add_option("--expect-seed", r.expect_seed, "verify against the pattern of this seed");
+
+  auto* inject = app.add_subcommand("inject", "test hook: make a zone read-only or offline");
+  add_image(inject, r, with_image);
+  inject->add_option("--zone", r.zone, "zone number")->required();
+  inject->add_option("--state", r.state, "read-only|offline")->required();
+
+  for (auto* sub : {info, report, zone, write, append, read, inject}) {
+    sub->callback([&r, sub] { r.command = sub->get_name(); });
+  }
+}
+
+int execute_request(Session& s, const DeviceRequest& r, Json& out) {
+  out = Json::object();
+  if (r.command == "info") {
+    out = info_json(*s.device, s);
+    return kExitOk;
+  }
+  if (r.command == "report") return report(*s.device, r, out);
+  if (r.command == "zone") return zone_action(s, r, out);
+  if (r.command == "write") return write_or_append(s, r, out, false);
+  if (r.command == "append") return write_or_append(s, r, out, true);
+  if (r.command == "read") return read(s, r, out);
+  if (r.command == "inject") return inject(s, r, out);
+  out["error"] = fmt::format("unknown command '{}'", r.command);
+  return kExitBadInput;
+}
+
+void print_human(const DeviceRequest& r, const Json& out) {
+  std::string status = out.value("status", "");
+  if (r.command == "info") {
+    fmt::print("interface        {}\n", out["interface"].get<std::string>());
+    fmt::print("lba size         {}\n", format_size(out["lba_size"].get<uint64_t>()));
+    uint64_t lba = out["lba_size"].get<uint64_t>();
+    fmt::print("zones            {} x {} (capacity {})\n", out["zone_count"].get<uint64_t>(),
+               format_size(out["zone_size_lbas"].get<uint64_t>() * lba),
+               format_size(out["zone_capacity_lbas"].get<uint64_t>() * lba));
+    fmt::print("capacity         {} LBAs\n", out["capacity_lbas"].get<uint64_t>());
+    fmt::print("limits           max open {}, max active {} (0 = none), zasl {}\n",
+               out["max_open"].get<uint64_t>(), out["max_active"].get<uint64_t>(),
+               format_size(out["zasl_lbas"].get<uint64_t>() * lba));
+    fmt::print("open / active    {} / {}\n", out["open_zones"].get<uint64_t>(),
+               out["active_zones"].get<uint64_t>());
+    std::string states;
+    for (const auto& [name, count] : out["zones_by_state"].items()) {
+      if (count.get<uint64_t>() != 0) states += fmt::format("{} {}  ", name, count.get<uint64_t>());
+    }
+    fmt::print("zone states      {}\n", states);
+    fmt::print("backing          {}\n", out["config"]["store"]["backing"].get<std::string>());
+    fmt::print("erases           {} (max {} on one block)\n", out["wear"]["erases"].get<uint64_t>(),
+               out["wear"]["max_erases_per_block"].get<uint64_t>());
+    return;
+  }
+  if (r.command == "report") {
+    fmt::print("{:>8} {:>14} {:>10} {:>14}  {}\n", "zone", "start", "capacity", "wp", "state");
+    for (const auto& z : out["zones"]) {
+      fmt::print("{:>8} {:>14} {:>10} {:>14}  {}\n", z["zone"].get<uint64_t>(),
+                 z["start"].get<uint64_t>(), z["capacity"].get<uint64_t>(), z["wp"].get<uint64_t>(),
+                 z["state"].get<std::string>());
+    }
+    return;
+  }
+  if (r.command == "zone") {
+    std::string target =
+        out.contains("all") ? "all zones" : fmt::format("zone {}", out["zone"].get<uint64_t>());
+    fmt::print("{} {}: {}{}\n", r.action, target, status, latency_text(out));
+  } else if (r.command == "write") {
+    fmt::print("write LBA {} +{}: {}{}\n", out["lba"].get<uint64_t>(), r.blocks, status,
+               latency_text(out));
+  } else if (r.command == "append") {
+    fmt::print("append zone {} +{}: {} at LBA {}{}\n", r.zone.value_or(0), r.blocks, status,
+               out["lba"].get<uint64_t>(), latency_text(out));
+  } else if (r.command == "read") {
+    std::string verified;
+    if (out.contains("verified"))
+      verified = out["verified"].get<bool>() ? ", verified" : ", MISMATCH";
+    fmt::print("read LBA {} +{}: {}{}{}\n", out["lba"].get<uint64_t>(), r.blocks, status,
+               latency_text(out), verified);
+  } else if (r.command == "inject") {
+    fmt::print("zone {} is now {}\n", out["zone"].get<uint64_t>(), out["state"].get<std::string>());
+  }
+}
+
+int run_device_command(const DeviceRequest& r) {
+  auto session = open_session(r.image);
+  if (!session) return bad_input(session.error());
+  if (auto problem = validate_request(*(*session)->device, r)) return bad_input(*problem);
+  Json out;
+  int code = execute_request(**session, r, out);
+  if (code == kExitBadInput) return bad_input(out.value("error", "bad input"));
+  if (code == kExitOk && request_mutates(r)) {
+    auto saved = save_session(**session);
+    if (!saved) {
+      fmt::print(stderr, "zonelab: error: saving {}: {}\n", r.image, saved.error());
+      return kExitInternal;
+    }
+  }
+  if (r.json) {
+    print_json(out);
+  } else {
+    print_human(r, out);
+  }
+  return code;
+}
+
+int run_create(int, const std::string& image, const ConfigOptions& options, bool force, bool json) {
+  auto config = resolve_config(options);
+  if (!config) return bad_input(config.error());
+  Config c = *config;
+  if (c.store.backing.empty()) c.store.backing = "file";
+  Simulator sim;
+  std::unique_ptr<Backing> scratch = make_none_backing();
+  auto device = make_zns_device(c, sim, std::move(scratch));
+  if (!device) return bad_input(device.error());
+  ImageState state;
+  (*device)->export_state(state);
+  const DeviceInfo& info = (*device)->info();
+  uint64_t data_bytes = c.store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
+  auto created = Image::create(image, state, data_bytes, force);
+  if (!created) return bad_input(created.error());
+  Json out = status_json(Status::kSuccess);
+  out["image"] = image;
+  out["zone_count"] = info.zone_count;
+  out["capacity_lbas"] = info.capacity_lbas;
+  out["backing"] = c.store.backing;
+  if (json) {
+    print_json(out);
+  } else {
+    fmt::print("created {}: {} zones of {} (capacity {}), backing {}\n", image, info.zone_count,
+               format_size(info.zone_size_lbas * info.lba_size_bytes),
+               format_size(info.zone_capacity_lbas * info.lba_size_bytes), c.store.backing);
+  }
+  return kExitOk;
+}
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  std::string word;
+  while (in >> word) words.push_back(word);
+  return words;
+}
+
+}  // namespace
+
+int run_batch(const std::string& image, bool) {
+  // Parse every line before anything runs: bad input changes nothing.
+  std::vector<DeviceRequest> requests;
+  std::string line;
+  size_t number = 0;
+  while (std::getline(std::cin, line)) {
+    ++number;
+    if (number > kMaxBatchLines)
+      return bad_input(fmt::format("batch: more than {} lines", kMaxBatchLines));
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::vector<std::string> words = split_words(line);
+    if (words.empty()) continue;
+    if (!is_device_command(words[0])) {
+      return bad_input(fmt::format("batch line {}: unknown command '{}'", number, words[0]));
+    }
+    DeviceRequest request;
+    CLI::App parser("batch line");
+    parser.require_subcommand(1);
+    add_device_commands(parser, request, false);
+    std::vector<std::string> args(words.rbegin(), words.rend());
+    try {
+      parser.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return bad_input(fmt::format("batch line {}: {}", number, e.what()));
+    }
+    request.command = words[0];
+    request.image = image;
+    requests.push_back(std::move(request));
+  }
+  auto session = open_session(image);
+  if (!session) return bad_input(session.error());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (auto problem = validate_request(*(*session)->device, requests[i])) {
+      return bad_input(
+          fmt::format("batch command {} ({}): {}", i + 1, requests[i].command, *problem));
+    }
+  }
+  int worst = kExitOk;
+  bool mutated = false;
+  for (const auto& request : requests) {
+    Json out;
+    int code = execute_request(**session, request, out);
+    if (code == kExitBadInput) {
+      out["status"] = "INVALID_INPUT";
+      code = kExitBadInput;
+    }
+    if (code == kExitOk && request_mutates(request)) mutated = true;
+    out["command"] = request.command;
+    print_json(out);
+    if (code != kExitOk && (worst == kExitOk || code == kExitBadInput)) worst = code;
+  }
+  if (mutated) {
+    auto saved = save_session(**session);
+    if (!saved) {
+      fmt::print(stderr, "zonelab: error: saving {}: {}\n", image, saved.error());
+      return kExitInternal;
+    }
+  }
+  return worst;
+}
+
+}  // namespace zonelab::cli

@@ -1,0 +1,50 @@
+// The device commands of the tool (create, info, report, zone, write,
+// append, read, inject, batch). Each device command is parsed into a
+// DeviceRequest, the same way from the command line and from `batch` lines,
+// and executed on an open session.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tools/cli.h"
+
+namespace zonelab::cli {
+
+struct DeviceRequest {
+  std::string command;  // info, report, zone, write, append, read, inject
+  std::string image;
+  bool json = false;
+  std::string action;  // zone: open|close|finish|reset|offline
+  std::optional<uint64_t> zone;
+  std::optional<uint64_t> lba;
+  bool all = false;
+  uint64_t blocks = 0;
+  uint64_t seed = 0;
+  std::optional<uint64_t> expect_seed;
+  std::string state;  // inject: read-only|offline; report: filter
+  uint64_t from_lba = 0;
+  uint64_t limit = 0;
+};
+
+// Registers the per-image device commands on `app`. `with_image` adds the
+// IMAGE positional and --json (the command line); batch lines have neither.
+void add_device_commands(CLI::App& app, DeviceRequest& request, bool with_image);
+bool is_device_command(const std::string& name);
+
+// Checks a request against the device before it runs; the problem, if any.
+std::optional<std::string> validate_request(const ZnsDevice& device, const DeviceRequest& request);
+// Runs a request on an open session; fills `out` (JSON) and returns the exit
+// code. Bad input inside the request (a zone number out of range) returns
+// kExitBadInput with the message in out["error"].
+int execute_request(Session& session, const DeviceRequest& request, Json& out);
+// Prints `out` for a person.
+void print_human(const DeviceRequest& request, const Json& out);
+bool request_mutates(const DeviceRequest& request);
+
+int run_device_command(const DeviceRequest& request);
+int run_create(int argc_unused, const std::string& image, const ConfigOptions& options, bool force,
+               bool json);
+int run_batch(const std::string& image, bool json);
+
+}  // namespace zonelab::cli

@@ -1,0 +1,65 @@
+// Runs benchmark jobs against a device in virtual time and measures them:
+// operations, bytes, and a latency histogram per job (latency is submission
+// to completion, so it includes any wait in the device's queue).
+//
+// Jobs run together unless one says `stonewall`, which starts a new group
+// after every earlier job has finished. A clone stops at its first failed
+// command (as fio does by default) and the job reports the error.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/histogram.h"
+#include "sim/simulator.h"
+#include "workload/job.h"
+#include "zonelab/device.h"
+
+namespace zonelab {
+
+struct JobResult {
+  JobSpec spec;
+  uint64_t ops = 0;  // successful data commands
+  uint64_t bytes = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  Histogram latency_ns;
+  uint64_t resets = 0;  // zone resets the job issued to reuse zones
+  Histogram reset_latency_ns;
+  uint64_t errors = 0;
+  // The device's status for the first failed command; SUCCESS with errors > 0
+  // means the job could not be planned (e.g. nothing to read).
+  Status first_status = Status::kSuccess;
+  std::string first_error;  // "ZONE_INVALID_WRITE at LBA 123 (write)"
+
+  double seconds() const {
+    return end_ns > start_ns ? static_cast<double>(end_ns - start_ns) / 1e9 : 0.0;
+  }
+  double iops() const { return seconds() > 0 ? static_cast<double>(ops) / seconds() : 0.0; }
+  double bandwidth_bytes_per_s() const {
+    return seconds() > 0 ? static_cast<double>(bytes) / seconds() : 0.0;
+  }
+};
+
+struct RunResult {
+  std::vector<JobResult> jobs;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t commands = 0;
+  uint64_t errors = 0;
+};
+
+// Called now and then during a run with the commands completed so far.
+using ProgressFn = std::function<void(uint64_t virtual_ns, uint64_t commands)>;
+
+// Checks jobs against the device before anything runs (zone ranges, block
+// sizes); the message names the job and the option.
+Outcome check_jobs(const std::vector<JobSpec>& jobs, const DeviceInfo& info);
+
+RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& jobs, uint64_t seed,
+                   const ProgressFn& progress = nullptr);
+
+}  // namespace zonelab
