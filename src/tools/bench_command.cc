@@ -91,13 +91,13 @@ Json device_json(const ZnsDevice& device, uint64_t span_ns) {
 }
 
 void print_table(const RunResult& run, const Json& device, double wall_s, bool show_wall) {
-  fmt::print("{:<12} {:<8} {:>7} {:>8} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "job",
+  fmt::print("{:<16} {:<8} {:>7} {:>8} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "job",
              "rw", "bs", "qd x n", "ops", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9",
              "max");
   for (const auto& r : run.jobs) {
     const Histogram& h = r.latency_ns;
-    fmt::print("{:<12} {:<8} {:>7} {:>8} {:>10} {:>10.0f} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-               r.spec.name.substr(0, 12), job_kind_name(r.spec.kind),
+    fmt::print("{:<16} {:<8} {:>7} {:>8} {:>10} {:>10.0f} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+               r.spec.name.substr(0, 16), job_kind_name(r.spec.kind),
                format_size(r.spec.block_size_bytes),
                fmt::format("{}x{}", r.spec.iodepth, r.spec.numjobs), r.ops, r.iops(),
                fmt::format("{:.1f}MiB/s", r.bandwidth_bytes_per_s() / 1048576.0),

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `make bench`: the model's speed figures, as medians of repeated runs.
+#   1. Google Benchmark cases (simulated commands per wall-clock second).
+#   2. `zonelab create` of the 2 TB zssd-small device with backing none:
+#      wall time and peak memory (max RSS) of the whole process.
+set -euo pipefail
+build=${1:-build}
+reps=${BENCH_REPETITIONS:-5}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo "== model speed (median of $reps runs, one core) =="
+taskset -c 0 "$build/zonelab_bench" --benchmark_repetitions="$reps" \
+  --benchmark_report_aggregates_only=true --benchmark_format=json >"$out/bench.json"
+
+python3 - "$out/bench.json" "$build/zonelab" "$out" "$reps" <<'PY'
+import json, resource, subprocess, sys, time, statistics, os
+bench_json, zonelab, tmp, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+data = json.load(open(bench_json))
+medians = {b["run_name"]: b for b in data["benchmarks"] if b.get("aggregate_name") == "median"}
+for name, b in medians.items():
+    ips = b.get("items_per_second")
+    extra = f", {ips/1e6:.2f} M simulated commands/s" if ips else ""
+    print(f"{name:<28} {b['real_time']:.1f} {b['time_unit']}{extra}")
+rr = medians.get("BM_RandRead4KiBQd32", {}).get("items_per_second", 0)
+print(f"randread 4KiB QD32 (small, backing none): {rr/1e6:.2f} M reads/s "
+      f"(target >= 1.00 M) -> {'ok' if rr >= 1e6 else 'BELOW TARGET'}")
+
+times, rss = [], []
+for i in range(reps):
+    img = os.path.join(tmp, f"zssd{i}.img")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    subprocess.run([zonelab, "create", img, "--preset", "zssd-small", "--set",
+                    "store.backing=none"], check=True, stdout=subprocess.DEVNULL)
+    times.append(time.perf_counter() - t0)
+    rss.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # KiB, max over children
+    os.remove(img)
+t = statistics.median(times)
+m = max(rss) / 1024
+print(f"create zssd-small (29172 zones, backing none): median {t:.3f} s, peak RSS {m:.1f} MiB "
+      f"(targets < 1 s, < 200 MB) -> {'ok' if t < 1 and m < 190 else 'BELOW TARGET'}")
+PY

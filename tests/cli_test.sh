@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `zonelab` tool against docs/CONTRACT: exit codes,
+# persistence across processes, locking, JSON fields, determinism.
+# Prints one line per check and "N passed, N failed" at the end.
+set -uo pipefail
+Z=$(realpath "${1:?usage: cli_test.sh path/to/zonelab}")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+passed=0
+failed=0
+
+check() {  # check NAME EXPECTED_EXIT COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >out.txt 2>err.txt
+  local got=$?
+  if [ "$got" = "$want" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL: $name: exit $got, expected $want"
+    sed 's/^/  | /' out.txt err.txt | head -5
+  fi
+}
+
+expect() {  # expect NAME PYTHON_BOOL_EXPR_ON_j  (j = JSON of out.txt)
+  if python3 -c "import json,sys; j=json.load(open('out.txt')); sys.exit(0 if ($2) else 1)" 2>/dev/null; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL: $1: $2"
+    head -c 400 out.txt
+    echo
+  fi
+}
+
+one_line_error() {  # stderr has exactly one line
+  if [ "$(wc -l <err.txt)" = "1" ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: $1: stderr has $(wc -l <err.txt) lines"; cat err.txt; fi
+}
+
+check "help" 0 "$Z" --help
+check "create" 0 "$Z" create dev.img --preset small
+check "create refuses an existing image" 2 "$Z" create dev.img --preset small
+one_line_error "create refuses an existing image"
+check "info" 0 "$Z" info dev.img --json
+expect "info fields" "all(k in j for k in ['interface','lba_size','zone_size_lbas','zone_capacity_lbas','zone_count','capacity_lbas','max_open','max_active','zasl_lbas','config']) and j['status']=='SUCCESS' and j['zone_count']==64"
+check "write" 0 "$Z" write dev.img --lba 0 --blocks 8 --seed 7 --json
+expect "write status" "j['status']=='SUCCESS' and j['sct']==0 and j['latency_ns']>0"
+check "read verifies in a new process" 0 "$Z" read dev.img --lba 0 --blocks 8 --expect-seed 7 --json
+expect "read verified" "j['verified'] is True"
+check "read with the wrong seed" 3 "$Z" read dev.img --lba 0 --blocks 8 --expect-seed 8 --json
+expect "read not verified" "j['verified'] is False"
+check "write off the write pointer" 3 "$Z" write dev.img --lba 100 --blocks 1 --json
+expect "ZONE_INVALID_WRITE" "j['status']=='ZONE_INVALID_WRITE' and j['sct']==1 and j['sc']==0xBC"
+check "append" 0 "$Z" append dev.img --zone 1 --blocks 4 --seed 3 --json
+expect "append lba" "j['lba']==16384"
+check "append again" 0 "$Z" append dev.img --zone 1 --blocks 4 --seed 3 --json
+expect "append lba advances" "j['lba']==16388"
+check "appended data verifies" 0 "$Z" read dev.img --lba 16384 --blocks 8 --expect-seed 3
+check "report" 0 "$Z" report dev.img --limit 3 --json
+expect "report" "[z['state'] for z in j['zones']]==['implicitly-opened','implicitly-opened','empty'] and j['zones'][0]['wp']==8"
+check "report filter" 0 "$Z" report dev.img --state empty --json
+expect "report filter" "len(j['zones'])==62"
+check "finish" 0 "$Z" zone dev.img finish --zone 0 --json
+check "finished zone" 0 "$Z" report dev.img --limit 1 --json
+expect "finished zone wp" "j['zones'][0]['state']=='full' and j['zones'][0]['wp']==16384"
+check "write to full zone" 3 "$Z" write dev.img --lba 8 --blocks 1 --json
+expect "ZONE_IS_FULL" "j['status']=='ZONE_IS_FULL'"
+check "reset all" 0 "$Z" zone dev.img reset --all --json
+check "after reset all" 0 "$Z" info dev.img --json
+expect "all empty" "j['zones_by_state']['empty']==64 and j['active_zones']==0"
+check "inject" 0 "$Z" inject dev.img --zone 5 --state read-only
+check "write to read-only" 3 "$Z" write dev.img --lba $((5*16384)) --blocks 1 --json
+expect "ZONE_IS_READ_ONLY" "j['status']=='ZONE_IS_READ_ONLY'"
+check "offline all" 0 "$Z" zone dev.img offline --all --json
+check "read offline" 3 "$Z" read dev.img --lba $((5*16384)) --blocks 1 --json
+expect "ZONE_IS_OFFLINE" "j['status']=='ZONE_IS_OFFLINE'"
+
+# Bad input: one clear line, exit 2, image unchanged.
+sum_before=$(md5sum dev.img | cut -d' ' -f1)
+check "unknown flag" 2 "$Z" write dev.img --lba 0 --blocks 1 --bogus
+check "unknown zone action" 2 "$Z" zone dev.img explode --zone 0
+one_line_error "unknown zone action"
+check "zone out of range" 2 "$Z" zone dev.img reset --zone 999
+one_line_error "zone out of range"
+check "zero blocks" 2 "$Z" write dev.img --lba 0 --blocks 0
+check "unknown inject state" 2 "$Z" inject dev.img --zone 1 --state broken
+check "batch with a bad line changes nothing" 2 sh -c "printf 'write --lba 0 --blocks 8\nwrite --lba 8 --nonsense 1\n' | '$Z' batch dev.img"
+sum_after=$(md5sum dev.img | cut -d' ' -f1)
+if [ "$sum_before" = "$sum_after" ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: bad input changed the image"; fi
+
+check "unknown preset" 2 "$Z" create x.img --preset nope
+one_line_error "unknown preset"
+check "unknown key" 2 "$Z" create x.img --set zns.bogus=1
+one_line_error "unknown key"
+check "capacity not a multiple of the stripe" 2 "$Z" create x.img --set zns.zone_capacity=48000KiB
+check "max_open > max_active" 2 "$Z" create x.img --set zns.max_open=14 --set zns.max_active=4
+check "zero channels" 2 "$Z" create x.img --set flash.channels=0
+check "absurd size" 2 "$Z" create x.img --set flash.blocks_per_plane=99999999999
+printf 'this is = = not toml' >bad.toml
+check "malformed TOML" 2 "$Z" create x.img --config bad.toml
+one_line_error "malformed TOML"
+[ ! -e x.img ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused create left a file"; }
+printf 'garbage that is not an image' >junk.img
+check "not an image" 2 "$Z" info junk.img
+one_line_error "not an image"
+head -c 100 dev.img >trunc.img
+check "truncated image" 2 "$Z" info trunc.img
+one_line_error "truncated image"
+
+# Lock: a second process cannot open an image that is in use.
+"$Z" create lock.img --preset small >/dev/null
+( exec 9<lock.img; flock -x 9; sleep 2 ) &
+sleep 0.5
+check "locked image" 2 "$Z" info lock.img
+one_line_error "locked image"
+wait
+
+# Batch: one JSON object a line, state kept between lines and processes.
+"$Z" create b.img --preset small >/dev/null
+printf 'write --lba 0 --blocks 8 --seed 1\nappend --zone 2 --blocks 2\nread --lba 0 --blocks 8 --expect-seed 1\nzone finish --zone 0\nwrite --lba 8 --blocks 1\n' | "$Z" batch b.img >out.txt
+got=$?
+[ "$got" = 3 ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: batch exit $got, expected 3"; }
+if python3 - <<'PY'
+import json
+lines = [json.loads(l) for l in open('out.txt')]
+assert [l['status'] for l in lines] == ['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'ZONE_IS_FULL'], lines
+assert lines[1]['lba'] == 32768 and lines[2]['verified'] is True
+PY
+then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: batch output"; fi
+check "batch state persisted" 0 "$Z" report b.img --limit 1 --json
+expect "batch state persisted" "j['zones'][0]['state']=='full'"
+
+# Benchmarks: JSON fields, and byte-identical output for the same seed.
+check "bench json" 0 "$Z" bench --preset small --rw write --bs 64KiB --iodepth 4 --size 256MiB --json
+expect "bench fields" "all(k in j['jobs'][0] for k in ['ops','bytes','iops','bw_bytes_per_s','lat_ns']) and all(k in j['jobs'][0]['lat_ns'] for k in ['mean','p50','p95','p99','p999','max']) and all(k in j['device'] for k in ['host_write_bytes','flash_program_bytes','erases','channel_busy','die_busy']) and 'virtual_time_ns' in j and 'wall_time_s' in j and 'sim_commands_per_s' in j"
+expect "bench wrote what it said" "j['jobs'][0]['bytes']==256*1024*1024 and j['device']['flash_program_bytes']['host']==256*1024*1024"
+run_det() {
+  printf '[fill]\nrw = "write"\nbs = "128KiB"\niodepth = 4\nzones = "0-3"\n[mixed-read]\nrw = "randread"\nbs = "4KiB"\niodepth = 16\nzones = "0-3"\nsize = "16MiB"\nstonewall = true\n[appender]\nrw = "append"\nbs = "8KiB"\niodepth = 4\nzones = "10-11"\nsize = "8MiB"\n' >det.toml
+  "$Z" bench --preset small --set seed=42 --job det.toml --json --no-wall-clock
+}
+run_det >det1.json 2>/dev/null
+run_det >det2.json 2>/dev/null
+if cmp -s det1.json det2.json && [ -s det1.json ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: bench output differs between identical runs"; fi
+check "bench without rw" 2 "$Z" bench --preset small
+check "bench zones outside the device" 2 "$Z" bench --preset small --rw write --zones 0-999
+check "bench randread on an empty device" 2 "$Z" bench --preset small --rw randread
+check "bench bad size" 2 "$Z" bench --preset small --rw write --size lots
+check "bench on an image" 0 "$Z" bench dev.img --rw write --zones 0-0 --size 1MiB
+check "bench state kept in the image" 0 "$Z" report dev.img --limit 1 --json
+expect "bench state kept in the image" "j['zones'][0]['wp']==256"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
