@@ -58,6 +58,23 @@ int run_presets(bool json) {
   return kExitOk;
 }
 
+int run_config_keys(bool json) {
+  if (json) {
+    Json out = status_json(Status::kSuccess);
+    Json keys = Json::array();
+    for (const auto& key : config_keys()) {
+      keys.push_back({{"key", key.name}, {"kind", key.kind}, {"description", key.description}});
+    }
+    out["keys"] = keys;
+    print_json(out);
+    return kExitOk;
+  }
+  for (const auto& key : config_keys()) {
+    fmt::print("{:<26} {:<7} {}\n", key.name, key.kind, key.description);
+  }
+  return kExitOk;
+}
+
 int run_config(const ConfigOptions& options, bool json) {
   auto config = resolve_config(options);
   if (!config) return bad_input(config.error());
@@ -107,6 +124,8 @@ int main_impl(int argc, char** argv) {
   auto* config = app.add_subcommand("config", "print a resolved configuration (TOML or JSON)");
   add_config_options(*config, show_config);
   config->add_flag("--json", config_json, "print JSON");
+  bool config_keys_only = false;
+  config->add_flag("--keys", config_keys_only, "list every configuration key");
 
   try {
     app.parse(argc, argv);
@@ -123,7 +142,9 @@ int main_impl(int argc, char** argv) {
   if (batch->parsed()) return run_batch(batch_image, batch_json);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (presets->parsed()) return run_presets(presets_json);
-  if (config->parsed()) return run_config(show_config, config_json);
+  if (config->parsed()) {
+    return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);
+  }
   if (!request.command.empty()) return run_device_command(request);
   return bad_input("no command given (see zonelab --help)");
 }
