@@ -67,9 +67,12 @@ for target in $targets; do
   fi
   "$binary" -merge=1 -max_len=65536 "$corpus" "$found" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' || true
   if [ "${FUZZ_MINIMIZE:-0}" = 1 ]; then
+    # Named seeds (from `zonelab_fuzz_replay --write-seeds`) stay; of the
+    # inputs libFuzzer named by hash, only those adding coverage stay.
     minimal="$out/minimal-$target"
     rm -rf "$minimal" && mkdir -p "$minimal"
-    "$binary" -merge=1 -max_len=65536 "$minimal" "$corpus" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' || true
+    find "$corpus" -maxdepth 1 -type f -regextype posix-extended ! -regex '.*/[0-9a-f]{40}' -exec cp {} "$minimal"/ \;
+    "$binary" -merge=1 -use_counters=0 -max_len=65536 "$minimal" "$corpus" 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' || true
     rm -f "$corpus"/* && cp "$minimal"/* "$corpus"/
   fi
   echo "fuzz: $target corpus has $(ls "$corpus" | wc -l) files"
