@@ -327,6 +327,16 @@ Outcome decode_config(const uint8_t* body, uint64_t length, Config& config) {
   std::string_view text(reinterpret_cast<const char*>(body), length);
   Outcome outcome = apply_toml(parsed, text, "config section");
   if (!outcome) return outcome;
+  // A key missing from the text keeps Config{}'s zero, which may be out of
+  // range; such a state could be loaded but never saved again. Accept only
+  // a configuration that prints and parses back unchanged.
+  std::string printed = config_to_toml(parsed);
+  Config reparsed{};
+  outcome = apply_toml(reparsed, printed, "stored configuration");
+  if (!outcome || config_to_toml(reparsed) != printed) {
+    return Error{"config section is incomplete: " +
+                 (outcome ? std::string("it does not read back unchanged") : outcome.error())};
+  }
   config = std::move(parsed);
   return {};
 }

@@ -572,6 +572,19 @@ TEST(ImageDecodeTest, RejectsAnUnknownConfigKey) {
   EXPECT_NE(error.find("unknown configuration key 'bogus'"), std::string::npos) << error;
 }
 
+TEST(ImageDecodeTest, RejectsAConfigMissingAKey) {
+  // Found by the fuzzer: a missing key keeps Config{}'s out-of-range zero,
+  // and the state could be loaded but never saved again.
+  std::vector<Section> sections = sections_of(sample_state());
+  std::string text(sections[0].body.begin(), sections[0].body.end());
+  size_t line = text.find("channels_per_zone");
+  ASSERT_NE(line, std::string::npos);
+  text.erase(line, text.find('\n', line) + 1 - line);
+  sections[0].body.assign(text.begin(), text.end());
+  std::string error = decode_error(image_with_payload(payload_of(sections)));
+  EXPECT_NE(error.find("config section is incomplete"), std::string::npos) << error;
+}
+
 TEST(ImageDecodeTest, RejectsAnInvalidZoneState) {
   std::vector<Section> sections = sections_of(sample_state());
   sections[1].body[4 + 29] = 9;  // zone 1's state
