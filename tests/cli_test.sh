@@ -79,7 +79,7 @@ check "read offline" 3 "$Z" read dev.img --lba $((5*16384)) --blocks 1 --json
 expect "ZONE_IS_OFFLINE" "j['status']=='ZONE_IS_OFFLINE'"
 
 # Bad input: one clear line, exit 2, image unchanged.
-sum_before=$(md5sum dev.img | cut -d' ' -f1)
+sum_before=$(head -c 128M dev.img | md5sum | cut -d" " -f1)  # sparse 4 GiB image: metadata and zone 0 come first
 check "unknown flag" 2 "$Z" write dev.img --lba 0 --blocks 1 --bogus
 check "unknown zone action" 2 "$Z" zone dev.img explode --zone 0
 one_line_error "unknown zone action"
@@ -88,7 +88,7 @@ one_line_error "zone out of range"
 check "zero blocks" 2 "$Z" write dev.img --lba 0 --blocks 0
 check "unknown inject state" 2 "$Z" inject dev.img --zone 1 --state broken
 check "batch with a bad line changes nothing" 2 sh -c "printf 'write --lba 0 --blocks 8\nwrite --lba 8 --nonsense 1\n' | '$Z' batch dev.img"
-sum_after=$(md5sum dev.img | cut -d' ' -f1)
+sum_after=$(head -c 128M dev.img | md5sum | cut -d' ' -f1)
 if [ "$sum_before" = "$sum_after" ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: bad input changed the image"; fi
 
 check "unknown preset" 2 "$Z" create x.img --preset nope
