@@ -95,10 +95,7 @@ int fuzz_config_toml(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   Outcome applied = apply_toml(config, text, "fuzz");
   if (!applied) {
-    // config.cc echoes a bad value verbatim, so a value with a newline makes
-    // a two-line message; until that is fixed the check is opt-in.
-    static const bool kStrictMessages = std::getenv("ZONELAB_FUZZ_STRICT_MESSAGES") != nullptr;
-    if (kStrictMessages) check_message("config", applied.error());
+    check_message("config", applied.error());
     if (applied.error().empty()) violated("config", "an error without a message");
     if (config_to_toml(config) != kDefaultToml) {
       violated("config", "a refused document changed the configuration");

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace zonelab {
@@ -12,6 +13,25 @@ namespace zonelab {
 struct Error {
   std::string message;
 };
+
+// Text from outside (a bad value, a parser's message) made safe for a
+// one-line error: control characters become \xNN and long text is cut.
+inline std::string one_line(std::string_view text, size_t max_chars = 200) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text.substr(0, max_chars)) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > max_chars) out += "...";
+  return out;
+}
 
 template <typename T>
 class Result {

@@ -169,6 +169,8 @@ std::string render_number(const Key& key, uint64_t value) {
   }
 }
 
+std::string printable(std::string_view text) { return one_line(text, 80); }
+
 // Sets `key` from its textual form; the one place limits are checked.
 Outcome set_from_text(Config& config, const Key& key, std::string_view text,
                       std::string_view origin) {
@@ -184,13 +186,17 @@ Outcome set_from_text(Config& config, const Key& key, std::string_view text,
       if (choice.empty()) continue;
       allowed += allowed.empty() ? choice : ", " + choice;
     }
-    return Error{fmt::format("{}: {} = '{}' is not one of: {}", origin, key.name, text, allowed)};
+    return Error{
+        fmt::format("{}: {} = '{}' is not one of: {}", origin, key.name, printable(text), allowed)};
   }
   auto value = parse_number(key, text);
-  if (!value) return Error{fmt::format("{}: {}: {}", origin, key.name, value.error())};
+  if (!value) {
+    return Error{fmt::format("{}: {}: invalid value '{}'", origin, key.name, printable(text))};
+  }
   if (*value < key.min || *value > key.max) {
-    return Error{fmt::format("{}: {} = {} is out of range [{}, {}]", origin, key.name, text,
-                             render_number(key, key.min), render_number(key, key.max))};
+    return Error{fmt::format("{}: {} = {} is out of range [{}, {}]", origin, key.name,
+                             printable(text), render_number(key, key.min),
+                             render_number(key, key.max))};
   }
   key.number(config) = *value;
   return {};
@@ -229,7 +235,7 @@ Outcome apply_table(Config& config, const toml::table& table, const std::string&
       continue;
     }
     const Key* key = find_key(full);
-    if (key == nullptr) return Error{unknown_key_message(full, origin)};
+    if (key == nullptr) return Error{unknown_key_message(printable(full), origin)};
     auto outcome = set_from_node(config, *key, node, origin);
     if (!outcome) return outcome;
   }
@@ -249,7 +255,7 @@ Outcome apply_toml(Config& config, std::string_view toml_text, std::string_view 
     table = toml::parse(toml_text, origin);
   } catch (const toml::parse_error& err) {
     return Error{fmt::format("{}:{}:{}: malformed TOML: {}", origin, err.source().begin.line,
-                             err.source().begin.column, err.description())};
+                             err.source().begin.column, one_line(err.description()))};
   }
   Config candidate = config;
   auto outcome = apply_table(candidate, table, "", origin);
@@ -282,7 +288,7 @@ Outcome apply_override(Config& config, std::string_view assignment) {
     value = value.substr(1, value.size() - 2);
   }
   const Key* key = find_key(name);
-  if (key == nullptr) return Error{unknown_key_message(name, "--set")};
+  if (key == nullptr) return Error{unknown_key_message(printable(name), "--set")};
   return set_from_text(config, *key, value, "--set");
 }
 

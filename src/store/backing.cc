@@ -13,7 +13,9 @@ class NoneBacking final : public Backing {
  public:
   bool stores_data() const override { return false; }
   void write(uint64_t, uint32_t, const uint8_t*) override {}
-  void read(uint64_t, uint32_t, uint8_t*) override {}
+  // Stored nothing, so there is nothing to read: the device fills zeros
+  // itself when stores_data() is false and never calls this.
+  void read(uint64_t, uint32_t, uint8_t*) override { assert(false && "none backing read"); }
   void discard(uint64_t, uint64_t) override {}
 };
 

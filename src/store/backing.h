@@ -13,7 +13,8 @@ namespace zonelab {
 class Backing {
  public:
   virtual ~Backing() = default;
-  // False for `none`: reads then return zeros for written LBAs too.
+  // False for `none`: the device then returns zeros for written LBAs too
+  // and never calls read().
   virtual bool stores_data() const = 0;
   // `data` holds nlb blocks; null writes zeros.
   virtual void write(uint64_t lba, uint32_t nlb, const uint8_t* data) = 0;

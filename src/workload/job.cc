@@ -106,7 +106,7 @@ Outcome set_job_option(JobSpec& job, std::string_view key, std::string_view valu
     if (value != "true" && value != "false") return Error{"stonewall must be true or false"};
     job.stonewall = value == "true";
   } else {
-    return Error{fmt::format("unknown job option '{}'", key)};
+    return Error{fmt::format("unknown job option '{}'", one_line(key, 64))};
   }
   return {};
 }
@@ -140,7 +140,7 @@ Result<std::vector<JobSpec>> parse_job_file_text(std::string_view text, std::str
     root = toml::parse(text, origin);
   } catch (const toml::parse_error& err) {
     return Error{fmt::format("{}:{}:{}: malformed TOML: {}", origin, err.source().begin.line,
-                             err.source().begin.column, err.description())};
+                             err.source().begin.column, one_line(err.description()))};
   }
   JobSpec global;
   if (auto* g = root["global"].as_table()) {
