@@ -2,7 +2,7 @@
 # Installs the Debian packages zonelab builds and tests with, when any is missing.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config python3 util-linux
   libgtest-dev libbenchmark-dev libfmt-dev
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
   clang clang-format libclang-rt-14-dev

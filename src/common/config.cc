@@ -5,14 +5,12 @@
 #include "zonelab/config.h"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "common/text_input.h"
 #include "common/units.h"
 
 namespace zonelab {
@@ -250,29 +248,19 @@ std::string key_value_text(const Key& key, Config& config) {
 }  // namespace
 
 Outcome apply_toml(Config& config, std::string_view toml_text, std::string_view origin) {
-  toml::table table;
-  try {
-    table = toml::parse(toml_text, origin);
-  } catch (const toml::parse_error& err) {
-    return Error{fmt::format("{}:{}:{}: malformed TOML: {}", origin, err.source().begin.line,
-                             err.source().begin.column, one_line(err.description()))};
-  }
+  auto table = parse_toml(toml_text, origin);
+  if (!table) return Error{table.error()};
   Config candidate = config;
-  auto outcome = apply_table(candidate, table, "", origin);
+  auto outcome = apply_table(candidate, *table, "", origin);
   if (!outcome) return outcome;
   config = candidate;
   return {};
 }
 
 Outcome apply_toml_file(Config& config, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read configuration file", path)};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (1 << 20)) {
-    return Error{fmt::format("{}: configuration file is larger than 1 MiB", path)};
-  }
-  return apply_toml(config, text.str(), path);
+  auto text = read_text_file(path, "configuration file");
+  if (!text) return Error{text.error()};
+  return apply_toml(config, *text, path);
 }
 
 Outcome apply_override(Config& config, std::string_view assignment) {

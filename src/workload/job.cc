@@ -2,14 +2,12 @@
 #include "workload/job.h"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "common/text_input.h"
 #include "common/units.h"
 
 namespace zonelab {
@@ -135,13 +133,9 @@ Outcome apply_job_table(JobSpec& job, const toml::table& table, std::string_view
 }  // namespace
 
 Result<std::vector<JobSpec>> parse_job_file_text(std::string_view text, std::string_view origin) {
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& err) {
-    return Error{fmt::format("{}:{}:{}: malformed TOML: {}", origin, err.source().begin.line,
-                             err.source().begin.column, one_line(err.description()))};
-  }
+  auto parsed = parse_toml(text, origin);
+  if (!parsed) return Error{parsed.error()};
+  const toml::table& root = *parsed;
   JobSpec global;
   if (auto* g = root["global"].as_table()) {
     auto outcome = apply_job_table(global, *g, origin);
@@ -174,13 +168,9 @@ Result<std::vector<JobSpec>> parse_job_file_text(std::string_view text, std::str
 }
 
 Result<std::vector<JobSpec>> parse_job_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read job file", path)};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (1 << 20))
-    return Error{fmt::format("{}: job file larger than 1 MiB", path)};
-  return parse_job_file_text(text.str(), path);
+  auto text = read_text_file(path, "job file");
+  if (!text) return Error{text.error()};
+  return parse_job_file_text(*text, path);
 }
 
 }  // namespace zonelab

@@ -15,7 +15,13 @@ namespace {
 
 constexpr uint64_t kProgressEvery = 1 << 16;
 
-class Engine;
+// LBAs of a zone that hold data a read may ask for (a finished zone's
+// padding reads as zeros but is readable).
+uint64_t readable_of(const ZoneDescriptor& d) {
+  if (d.state == ZoneState::kOffline) return 0;
+  if (d.state == ZoneState::kFull) return d.capacity_lbas;
+  return d.wp_lba - d.start_lba;
+}
 
 struct Slot {
   Command command;
@@ -194,33 +200,36 @@ class Engine final : public CompletionSink, public EventHandler {
         advance(clone);
         continue;
       }
-      uint64_t nlb = chunk_lbas(clone, cap - clone.offset_lbas);
-      c.opcode = clone.spec->kind == JobKind::kAppend ? Opcode::kAppend : Opcode::kWrite;
-      c.slba = clone.spec->kind == JobKind::kAppend ? start : start + clone.offset_lbas;
-      c.nlb = static_cast<uint32_t>(nlb);
-      clone.offset_lbas += nlb;
-      clone.issued_bytes += nlb * info_.lba_size_bytes;
+      bool append = clone.spec->kind == JobKind::kAppend;
+      issue(clone, c, append ? Opcode::kAppend : Opcode::kWrite, start, cap, append);
       return true;
     }
     note_failure(clone, "no writable zone in the job's range");
     return false;
   }
 
+  // The next piece of a sequential pass over a zone starting at `start`
+  // with `end` LBAs to cover; an append names the zone by its start.
+  void issue(Clone& clone, Command& c, Opcode opcode, uint64_t start, uint64_t end,
+             bool at_zone_start) {
+    uint64_t nlb = chunk_lbas(clone, end - clone.offset_lbas);
+    c.opcode = opcode;
+    c.slba = at_zone_start ? start : start + clone.offset_lbas;
+    c.nlb = static_cast<uint32_t>(nlb);
+    clone.offset_lbas += nlb;
+    clone.issued_bytes += nlb * info_.lba_size_bytes;
+  }
+
   bool plan_read(Clone& clone, Command& c) {
     for (size_t tries = 0; tries <= clone.zones.size() * 2; ++tries) {
       uint32_t zone = clone.zones[clone.cursor];
       ZoneDescriptor d = device_.zone(zone);
-      uint64_t readable = readable_lbas(d);
+      uint64_t readable = readable_of(d);
       if (clone.offset_lbas >= readable) {
         advance(clone);
         continue;
       }
-      uint64_t nlb = chunk_lbas(clone, readable - clone.offset_lbas);
-      c.opcode = Opcode::kRead;
-      c.slba = d.start_lba + clone.offset_lbas;
-      c.nlb = static_cast<uint32_t>(nlb);
-      clone.offset_lbas += nlb;
-      clone.issued_bytes += nlb * info_.lba_size_bytes;
+      issue(clone, c, Opcode::kRead, d.start_lba, readable, false);
       return true;
     }
     note_failure(clone, "no data to read in the job's zones (write first)");
@@ -245,12 +254,6 @@ class Engine final : public CompletionSink, public EventHandler {
     return true;
   }
 
-  uint64_t readable_lbas(const ZoneDescriptor& d) const {
-    if (d.state == ZoneState::kOffline) return 0;
-    if (d.state == ZoneState::kFull) return d.capacity_lbas;
-    return d.wp_lba - d.start_lba;
-  }
-
   void advance(Clone& clone) {
     clone.cursor = (clone.cursor + 1) % clone.zones.size();
     clone.entered = false;
@@ -271,12 +274,6 @@ class Engine final : public CompletionSink, public EventHandler {
 
 std::pair<uint32_t, uint32_t> zone_range(const JobSpec& spec, const DeviceInfo& info) {
   return spec.zones.value_or(std::pair<uint32_t, uint32_t>{0, info.zone_count - 1});
-}
-
-uint64_t readable_of(const ZoneDescriptor& d) {
-  if (d.state == ZoneState::kOffline) return 0;
-  if (d.state == ZoneState::kFull) return d.capacity_lbas;
-  return d.wp_lba - d.start_lba;
 }
 
 // The job's total byte target from size / size percent (0 = one pass).

@@ -152,19 +152,22 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   counters_.host_write_bytes += bytes;
   lifetime_write_bytes_ += bytes;
   uint64_t received = link_in_.reserve(t0, link_ns(bytes));
-  return std::max(received, program_full_pages(zone, received, FlashCause::kHost));
+  // Every page the data now fills completely is programmed.
+  auto full_pages = static_cast<uint32_t>(table_.zone(zone).data_end / layout_.lbas_per_page());
+  return std::max(received, program_pages(zone, full_pages, received, FlashCause::kHost));
 }
 
-// Programs every page of `zone` that its data now fills completely.
-uint64_t ZnsDevice::program_full_pages(uint32_t zone, uint64_t ready_ns, FlashCause cause) {
+// Programs the pages of `zone` from the first unprogrammed one up to (not
+// including) page `end`.
+uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns,
+                                  FlashCause cause) {
   Zone& z = table_.mutable_zone(zone);
-  auto full = static_cast<uint32_t>(z.data_end / layout_.lbas_per_page());
   uint64_t done = ready_ns;
-  for (uint32_t page = z.pages_programmed; page < full; ++page) {
+  for (uint32_t page = z.pages_programmed; page < end; ++page) {
     uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
     done = std::max(done, flash_.program(plane, ready_ns, cause));
   }
-  z.pages_programmed = std::max(z.pages_programmed, full);
+  z.pages_programmed = std::max(z.pages_programmed, end);
   return done;
 }
 
@@ -263,16 +266,9 @@ uint64_t ZnsDevice::apply_action(ZoneAction action, uint32_t zone, uint64_t t0, 
       status = table_.finish(zone);
       if (status != Status::kSuccess || was_full) return t0;
       // The page buffer's partial page is padded and programmed.
-      Zone& mz = table_.mutable_zone(zone);
       uint64_t lpp = layout_.lbas_per_page();
-      auto needed = static_cast<uint32_t>((mz.data_end + lpp - 1) / lpp);
-      uint64_t done = t0;
-      for (uint32_t page = mz.pages_programmed; page < needed; ++page) {
-        uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
-        done = std::max(done, flash_.program(plane, t0, FlashCause::kFinish));
-      }
-      mz.pages_programmed = std::max(mz.pages_programmed, needed);
-      return done;
+      auto padded_pages = static_cast<uint32_t>((z.data_end + lpp - 1) / lpp);
+      return program_pages(zone, padded_pages, t0, FlashCause::kFinish);
     }
     case ZoneAction::kReset: {
       bool was_empty = z.state == ZoneState::kEmpty;

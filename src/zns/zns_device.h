@@ -75,7 +75,7 @@ class ZnsDevice final : public Device, private EventHandler {
   uint64_t execute_read(Command& command, uint64_t t0);
   uint64_t execute_zone_send(Command& command, uint64_t t0);
   uint64_t apply_action(ZoneAction action, uint32_t zone, uint64_t t0, Status& status);
-  uint64_t program_full_pages(uint32_t zone, uint64_t ready_ns, FlashCause cause);
+  uint64_t program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause);
   uint64_t erase_written_blocks(uint32_t zone, uint64_t ready_ns);
   uint64_t link_ns(uint64_t bytes) const;
   Status check_range(uint64_t slba, uint32_t nlb) const;
