@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zns/zone_transitions_test_table.h"
 #include "zonelab/config.h"
 
 namespace zonelab {
@@ -30,6 +31,7 @@ namespace {
 
 using S = ZoneState;
 using St = Status;
+using namespace transitions;  // NOLINT: the shared transition table
 
 // The test device: 2 channels x 2 dies x 1 plane, single-unit (SU) zones of
 // 3 flash pages = 12 LBAs of capacity in a 16-LBA zone, 8 zones, MOR 2,
@@ -276,69 +278,6 @@ TEST(ZnsDevice, CompletionIsDeliveredAtTheModeledTime) {
 // Every state x every Zone Management Send action, as the host sees it.
 // Full zones report wp = zone start + zone size (as Linux does).
 
-enum class Wp { kSame, kStart, kEnd };
-
-struct TransitionRow {
-  ZoneState from;
-  ZoneAction action;
-  Status status;
-  ZoneState to;
-  Wp wp;
-};
-
-constexpr St kOk = St::kSuccess;
-constexpr St kBad = St::kInvalidZoneStateTransition;
-constexpr ZoneAction kOpen = ZoneAction::kOpen;
-constexpr ZoneAction kClose = ZoneAction::kClose;
-constexpr ZoneAction kFinish = ZoneAction::kFinish;
-constexpr ZoneAction kReset = ZoneAction::kReset;
-constexpr ZoneAction kOffline = ZoneAction::kOffline;
-
-// clang-format off
-const TransitionRow kTransitions[] = {
-    // from                 action    status  to                     reported wp
-    {S::kEmpty,            kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kImplicitlyOpened, kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kExplicitlyOpened, kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kClosed,           kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kFull,             kOpen,    kBad, S::kFull,             Wp::kSame},
-    {S::kReadOnly,         kOpen,    kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kOpen,    kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kClose,   kBad, S::kEmpty,            Wp::kSame},
-    {S::kImplicitlyOpened, kClose,   kOk,  S::kClosed,           Wp::kSame},
-    {S::kExplicitlyOpened, kClose,   kOk,  S::kClosed,           Wp::kSame},  // nothing written
-    {S::kClosed,           kClose,   kOk,  S::kClosed,           Wp::kSame},
-    {S::kFull,             kClose,   kBad, S::kFull,             Wp::kSame},
-    {S::kReadOnly,         kClose,   kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kClose,   kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kFinish,  kOk,  S::kFull,             Wp::kEnd},
-    {S::kImplicitlyOpened, kFinish,  kOk,  S::kFull,             Wp::kEnd},
-    {S::kExplicitlyOpened, kFinish,  kOk,  S::kFull,             Wp::kEnd},
-    {S::kClosed,           kFinish,  kOk,  S::kFull,             Wp::kEnd},
-    {S::kFull,             kFinish,  kOk,  S::kFull,             Wp::kEnd},
-    {S::kReadOnly,         kFinish,  kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kFinish,  kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kReset,   kOk,  S::kEmpty,            Wp::kStart},
-    {S::kImplicitlyOpened, kReset,   kOk,  S::kEmpty,            Wp::kStart},
-    {S::kExplicitlyOpened, kReset,   kOk,  S::kEmpty,            Wp::kStart},
-    {S::kClosed,           kReset,   kOk,  S::kEmpty,            Wp::kStart},
-    {S::kFull,             kReset,   kOk,  S::kEmpty,            Wp::kStart},
-    {S::kReadOnly,         kReset,   kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kReset,   kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kOffline, kBad, S::kEmpty,            Wp::kSame},
-    {S::kImplicitlyOpened, kOffline, kBad, S::kImplicitlyOpened, Wp::kSame},
-    {S::kExplicitlyOpened, kOffline, kBad, S::kExplicitlyOpened, Wp::kSame},
-    {S::kClosed,           kOffline, kBad, S::kClosed,           Wp::kSame},
-    {S::kFull,             kOffline, kBad, S::kFull,             Wp::kSame},
-    {S::kReadOnly,         kOffline, kOk,  S::kOffline,          Wp::kStart},
-    {S::kOffline,          kOffline, kOk,  S::kOffline,          Wp::kStart},
-};
-// clang-format on
-
 std::string row_name(ZoneAction action, ZoneState from) {
   return std::string(zone_action_name(action)) + " from " + std::string(zone_state_name(from));
 }
@@ -355,9 +294,9 @@ TEST(ZnsDevice, ZoneManagementSendFromEveryState) {
     uint64_t wp_before = d.wp(3);
     EXPECT_EQ(d.manage(row.action, 3), row.status);
     EXPECT_EQ(d.state(3), row.to);
-    uint64_t wp_expected = row.wp == Wp::kSame    ? wp_before
-                           : row.wp == Wp::kStart ? d.start(3)
-                                                  : d.start(3) + kZoneSize;
+    uint64_t wp_expected = row.wp == Wp::kSame        ? wp_before
+                           : row.wp == Wp::kZoneStart ? d.start(3)
+                                                      : d.start(3) + kZoneSize;
     EXPECT_EQ(d.wp(3), wp_expected);
     EXPECT_EQ(d.open_count(), zone_is_open(row.to) ? 1u : 0u);
     EXPECT_EQ(d.active_count(), zone_is_active(row.to) ? 1u : 0u);

@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include "zns/zone_transitions_test_table.h"
+
 namespace zonelab {
 namespace {
 
@@ -21,6 +23,7 @@ constexpr uint64_t kCap = 12;  // zone capacity in LBAs
 
 using S = ZoneState;
 using St = Status;
+using namespace transitions;  // NOLINT: the shared transition table
 
 constexpr ZoneState kAllStates[] = {
     S::kEmpty, S::kImplicitlyOpened, S::kExplicitlyOpened, S::kClosed,
@@ -142,16 +145,6 @@ TEST(ZoneTable, NvmeZoneSendActionValues) {
 // ---------------------------------------------------------------------------
 // The transition table: every state x every Zone Management Send action.
 
-enum class Wp { kSame, kZero, kCapacity };
-
-struct TransitionRow {
-  ZoneState from;
-  ZoneAction action;
-  Status status;
-  ZoneState to;
-  Wp wp;
-};
-
 Status apply(ZoneTable& t, uint32_t zone, ZoneAction action) {
   switch (action) {
     case ZoneAction::kOpen:
@@ -171,59 +164,6 @@ Status apply(ZoneTable& t, uint32_t zone, ZoneAction action) {
   return St::kInvalidField;
 }
 
-constexpr St kOk = St::kSuccess;
-constexpr St kBad = St::kInvalidZoneStateTransition;
-constexpr ZoneAction kOpen = ZoneAction::kOpen;
-constexpr ZoneAction kClose = ZoneAction::kClose;
-constexpr ZoneAction kFinish = ZoneAction::kFinish;
-constexpr ZoneAction kReset = ZoneAction::kReset;
-constexpr ZoneAction kOffline = ZoneAction::kOffline;
-
-// clang-format off
-const TransitionRow kTransitions[] = {
-    // from                 action    status  to                     wp
-    {S::kEmpty,            kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kImplicitlyOpened, kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kExplicitlyOpened, kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kClosed,           kOpen,    kOk,  S::kExplicitlyOpened, Wp::kSame},
-    {S::kFull,             kOpen,    kBad, S::kFull,             Wp::kSame},
-    {S::kReadOnly,         kOpen,    kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kOpen,    kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kClose,   kBad, S::kEmpty,            Wp::kSame},
-    {S::kImplicitlyOpened, kClose,   kOk,  S::kClosed,           Wp::kSame},
-    {S::kExplicitlyOpened, kClose,   kOk,  S::kClosed,           Wp::kSame},  // nothing written
-    {S::kClosed,           kClose,   kOk,  S::kClosed,           Wp::kSame},
-    {S::kFull,             kClose,   kBad, S::kFull,             Wp::kSame},
-    {S::kReadOnly,         kClose,   kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kClose,   kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kFinish,  kOk,  S::kFull,             Wp::kCapacity},
-    {S::kImplicitlyOpened, kFinish,  kOk,  S::kFull,             Wp::kCapacity},
-    {S::kExplicitlyOpened, kFinish,  kOk,  S::kFull,             Wp::kCapacity},
-    {S::kClosed,           kFinish,  kOk,  S::kFull,             Wp::kCapacity},
-    {S::kFull,             kFinish,  kOk,  S::kFull,             Wp::kCapacity},
-    {S::kReadOnly,         kFinish,  kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kFinish,  kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kReset,   kOk,  S::kEmpty,            Wp::kZero},
-    {S::kImplicitlyOpened, kReset,   kOk,  S::kEmpty,            Wp::kZero},
-    {S::kExplicitlyOpened, kReset,   kOk,  S::kEmpty,            Wp::kZero},
-    {S::kClosed,           kReset,   kOk,  S::kEmpty,            Wp::kZero},
-    {S::kFull,             kReset,   kOk,  S::kEmpty,            Wp::kZero},
-    {S::kReadOnly,         kReset,   kBad, S::kReadOnly,         Wp::kSame},
-    {S::kOffline,          kReset,   kBad, S::kOffline,          Wp::kSame},
-
-    {S::kEmpty,            kOffline, kBad, S::kEmpty,            Wp::kSame},
-    {S::kImplicitlyOpened, kOffline, kBad, S::kImplicitlyOpened, Wp::kSame},
-    {S::kExplicitlyOpened, kOffline, kBad, S::kExplicitlyOpened, Wp::kSame},
-    {S::kClosed,           kOffline, kBad, S::kClosed,           Wp::kSame},
-    {S::kFull,             kOffline, kBad, S::kFull,             Wp::kSame},
-    {S::kReadOnly,         kOffline, kOk,  S::kOffline,          Wp::kZero},
-    {S::kOffline,          kOffline, kOk,  S::kOffline,          Wp::kZero},
-};
-// clang-format on
-
 TEST(ZoneTable, TransitionTableCoversEveryStateAndAction) {
   EXPECT_EQ(std::size(kTransitions), static_cast<size_t>(kZoneStateCount) * 5);
 }
@@ -237,7 +177,7 @@ TEST(ZoneTable, EveryStateUnderEveryAction) {
     uint64_t wp_before = t.zone(2).wp;
     EXPECT_EQ(apply(t, 2, row.action), row.status);
     EXPECT_EQ(t.zone(2).state, row.to);
-    uint64_t wp_expected = row.wp == Wp::kSame ? wp_before : row.wp == Wp::kZero ? 0 : kCap;
+    uint64_t wp_expected = row.wp == Wp::kSame ? wp_before : row.wp == Wp::kZoneStart ? 0 : kCap;
     EXPECT_EQ(t.zone(2).wp, wp_expected);
     EXPECT_EQ(t.open_count(), expected_open(row.to));
     EXPECT_EQ(t.active_count(), expected_active(row.to));
