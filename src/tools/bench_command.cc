@@ -12,8 +12,22 @@
 namespace zonelab::cli {
 namespace {
 
-constexpr const char* kJobFlags[] = {"rw",   "bs",      "iodepth", "numjobs", "zones",
-                                     "size", "runtime", "rate",    "name"};
+struct JobFlag {
+  const char* name;
+  const char* help;
+};
+
+constexpr JobFlag kJobFlags[] = {
+    {"rw", "read, randread, write (sequential at write pointers) or append"},
+    {"bs", "bytes per command, e.g. 4KiB"},
+    {"iodepth", "commands each clone keeps in flight"},
+    {"numjobs", "clones; writers split the job's zones between them"},
+    {"zones", "zone range A-B (default: every zone)"},
+    {"size", "bytes or % of the range's capacity, for the whole job (default: one pass)"},
+    {"runtime", "stop issuing after this much virtual time, e.g. 2s"},
+    {"rate", "the job's bandwidth limit, e.g. 100MiB/s"},
+    {"name", "job name in the output"},
+};
 
 Json latency_json(const Histogram& h) {
   return Json{{"mean", static_cast<uint64_t>(std::llround(h.mean()))},
@@ -147,15 +161,14 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   bench->add_option("IMAGE", o.image, "device image (or use --preset for a throwaway device)");
   add_config_options(*bench, o.config);
   bench->add_option("--job", o.job_file, "TOML job file ([global] and one table per job)");
-  for (const char* flag : kJobFlags) {
-    std::string name = std::string("--") + flag;
-    std::string key = flag;
+  for (const JobFlag& flag : kJobFlags) {
+    std::string key = flag.name;
     bench->add_option_function<std::string>(
-        name,
+        "--" + key,
         [&o, key](const std::string& value) {
           o.job_flags.push_back({key, value});
         },
-        fmt::format("job option {} (see docs/benchmarks.md)", flag));
+        flag.help);
   }
   bench->add_flag("--json", o.json, "print JSON");
   bench->add_flag("--no-wall-clock", o.no_wall_clock,
