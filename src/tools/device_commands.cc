@@ -440,7 +440,7 @@ int run_device_command(const DeviceRequest& r) {
   return code;
 }
 
-int run_create(int, const std::string& image, const ConfigOptions& options, bool force, bool json) {
+int run_create(const std::string& image, const ConfigOptions& options, bool force, bool json) {
   auto config = resolve_config(options);
   if (!config) return bad_input(config.error());
   Config c = *config;
@@ -482,7 +482,7 @@ std::vector<std::string> split_words(const std::string& line) {
 
 }  // namespace
 
-int run_batch(const std::string& image, bool) {
+int run_batch(const std::string& image) {
   // Parse every line before anything runs: bad input changes nothing.
   std::vector<DeviceRequest> requests;
   std::string line;

@@ -43,8 +43,8 @@ void print_human(const DeviceRequest& request, const Json& out);
 bool request_mutates(const DeviceRequest& request);
 
 int run_device_command(const DeviceRequest& request);
-int run_create(int argc_unused, const std::string& image, const ConfigOptions& options, bool force,
-               bool json);
-int run_batch(const std::string& image, bool json);
+int run_create(const std::string& image, const ConfigOptions& options, bool force, bool json);
+// Batch output is always JSON, one object a line.
+int run_batch(const std::string& image);
 
 }  // namespace zonelab::cli

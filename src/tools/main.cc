@@ -137,9 +137,8 @@ int main_impl(int argc, char** argv) {
     return bad_input(e.what());
   }
 
-  if (create->parsed())
-    return run_create(0, create_image, create_config, create_force, create_json);
-  if (batch->parsed()) return run_batch(batch_image, batch_json);
+  if (create->parsed()) return run_create(create_image, create_config, create_force, create_json);
+  if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
