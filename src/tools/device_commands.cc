@@ -405,8 +405,10 @@ void print_human(const DeviceRequest& r, const Json& out) {
     fmt::print("write LBA {} +{}: {}{}\n", out["lba"].get<uint64_t>(), r.blocks, status,
                latency_text(out));
   } else if (r.command == "append") {
-    fmt::print("append zone {} +{}: {} at LBA {}{}\n", r.zone.value_or(0), r.blocks, status,
-               out["lba"].get<uint64_t>(), latency_text(out));
+    std::string where =
+        status == "SUCCESS" ? fmt::format(" at LBA {}", out["lba"].get<uint64_t>()) : "";
+    fmt::print("append zone {} +{}: {}{}{}\n", r.zone.value_or(0), r.blocks, status, where,
+               latency_text(out));
   } else if (r.command == "read") {
     std::string verified;
     if (out.contains("verified"))
