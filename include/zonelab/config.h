@@ -42,6 +42,10 @@ struct ZnsConfig {
   uint64_t max_open = 0;         // 0: no limit
   uint64_t max_active = 0;       // 0: no limit
   uint64_t zasl_bytes = 0;
+  // Finish designs (seed 003 section 4.1).
+  uint64_t finish_granularity_bytes = 0;  // 0: no fill, pad the partial page only
+  uint64_t finish_pause_ns = 0;
+  uint64_t finish_dynamic = 0;  // 1: fill writes wait for host I/O in flight
 };
 
 struct StoreConfig {

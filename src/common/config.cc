@@ -19,7 +19,7 @@ std::string_view preset_toml(std::string_view name);  // presets.cc
 
 namespace {
 
-enum class Kind { kCount, kSize, kTime, kRate, kChoice };
+enum class Kind { kCount, kSize, kTime, kRate, kBool, kChoice };
 
 struct Key {
   std::string name;
@@ -109,6 +109,15 @@ std::vector<Key> make_keys() {
   num("zns.max_active", Kind::kCount, 0, kU32, "maximum active resources (MAR+1); 0 = no limit",
       ZL_NUM(zns.max_active));
   num("zns.zasl", Kind::kSize, 512, kTiB, "zone append size limit", ZL_NUM(zns.zasl_bytes));
+  num("zns.finish.granularity", Kind::kSize, 0, kTiB,
+      "finish fills the zone with device writes of this size, one at a time (seed 003 4.1); "
+      "0 = no fill, only the partly written page is padded",
+      ZL_NUM(zns.finish_granularity_bytes));
+  num("zns.finish.pause", Kind::kTime, 0, kTenSecondsNs, "pause between finish fill writes",
+      ZL_NUM(zns.finish_pause_ns));
+  num("zns.finish.dynamic", Kind::kBool, 0, 1,
+      "finish fill writes wait while host reads or writes are in flight",
+      ZL_NUM(zns.finish_dynamic));
 
   choice("store.backing", {"", "none", "memory", "file"},
          "where data lives: none (metadata only), memory, or file (the image); empty = file "
@@ -148,6 +157,10 @@ Result<uint64_t> parse_number(const Key& key, std::string_view text) {
       return parse_time_ns(text);
     case Kind::kRate:
       return parse_rate_bytes_per_s(text);
+    case Kind::kBool:
+      if (text == "true") return uint64_t{1};
+      if (text == "false") return uint64_t{0};
+      return Error{fmt::format("'{}' is not true or false", one_line(text, 40))};
     case Kind::kChoice:
       break;
   }
@@ -162,6 +175,8 @@ std::string render_number(const Key& key, uint64_t value) {
       return format_time(value);
     case Kind::kRate:
       return format_rate(value);
+    case Kind::kBool:
+      return value != 0 ? "true" : "false";
     default:
       return fmt::format("{}", value);
   }
@@ -204,16 +219,23 @@ Outcome set_from_node(Config& config, const Key& key, const toml::node& node,
                       std::string_view origin) {
   if (auto s = node.as_string()) return set_from_text(config, key, s->get(), origin);
   if (auto i = node.as_integer()) {
-    if (key.kind == Kind::kChoice) {
-      return Error{fmt::format("{}: {} must be a string", origin, key.name)};
+    if (key.kind == Kind::kChoice || key.kind == Kind::kBool) {
+      return Error{fmt::format("{}: {} must be a {}", origin, key.name,
+                               key.kind == Kind::kBool ? "boolean" : "string")};
     }
     if (i->get() < 0) {
       return Error{fmt::format("{}: {} = {} must not be negative", origin, key.name, i->get())};
     }
     return set_from_text(config, key, fmt::format("{}", i->get()), origin);
   }
+  if (auto b = node.as_boolean()) {
+    if (key.kind != Kind::kBool) {
+      return Error{fmt::format("{}: {} must not be a boolean", origin, key.name)};
+    }
+    return set_from_text(config, key, b->get() ? "true" : "false", origin);
+  }
   if (auto f = node.as_floating_point()) {
-    if (key.kind == Kind::kChoice || key.kind == Kind::kCount) {
+    if (key.kind == Kind::kChoice || key.kind == Kind::kCount || key.kind == Kind::kBool) {
       return Error{fmt::format("{}: {} must be a whole number", origin, key.name)};
     }
     return set_from_text(config, key, fmt::format("{}", f->get()), origin);
@@ -294,7 +316,7 @@ std::string config_to_toml(const Config& config) {
     }
     std::string value = key_value_text(key, copy);
     // TOML integers are signed 64-bit: larger counts (a seed) go as strings.
-    bool quoted = key.kind != Kind::kCount ||
+    bool quoted = (key.kind != Kind::kCount && key.kind != Kind::kBool) ||
                   key.number(copy) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     out +=
         quoted ? fmt::format("{} = \"{}\"\n", leaf, value) : fmt::format("{} = {}\n", leaf, value);
@@ -306,14 +328,20 @@ std::string config_to_json(const Config& config) {
   Config copy = config;
   nlohmann::ordered_json root = nlohmann::ordered_json::object();
   for (const auto& key : keys()) {
-    auto dot = key.name.find('.');
-    nlohmann::ordered_json& slot = dot == std::string::npos
-                                       ? root[key.name]
-                                       : root[key.name.substr(0, dot)][key.name.substr(dot + 1)];
+    // "zns.finish.pause" -> root["zns"]["finish"]["pause"]
+    nlohmann::ordered_json* slot = &root;
+    size_t begin = 0;
+    for (size_t dot = key.name.find('.'); dot != std::string::npos;
+         begin = dot + 1, dot = key.name.find('.', begin)) {
+      slot = &(*slot)[key.name.substr(begin, dot - begin)];
+    }
+    slot = &(*slot)[key.name.substr(begin)];
     if (key.kind == Kind::kCount) {
-      slot = key.number(copy);
+      *slot = key.number(copy);
+    } else if (key.kind == Kind::kBool) {
+      *slot = key.number(copy) != 0;
     } else {
-      slot = key_value_text(key, copy);
+      *slot = key_value_text(key, copy);
     }
   }
   return root.dump();
@@ -322,7 +350,7 @@ std::string config_to_json(const Config& config) {
 std::vector<ConfigKeyInfo> config_keys() {
   std::vector<ConfigKeyInfo> out;
   for (const auto& key : keys()) {
-    static constexpr const char* kKindNames[] = {"count", "size", "time", "rate", "choice"};
+    static constexpr const char* kKindNames[] = {"count", "size", "time", "rate", "bool", "choice"};
     out.push_back({key.name, kKindNames[static_cast<int>(key.kind)], key.description});
   }
   return out;

@@ -148,7 +148,7 @@ TEST(Config, TheContractKeysExist) {
 }
 
 TEST(Config, EveryKeyHasAKindAndADescription) {
-  const std::set<std::string> kinds = {"count", "size", "time", "rate", "choice", "text"};
+  const std::set<std::string> kinds = {"count", "size", "time", "rate", "bool", "choice", "text"};
   std::set<std::string> names;
   for (const ConfigKeyInfo& key : config_keys()) {
     SCOPED_TRACE(key.name);
@@ -406,6 +406,8 @@ TEST(Config, ConfigToJsonHasEveryKeyWithCountsAsNumbers) {
     const auto& value = json.at(nlohmann::json::json_pointer(pointer));
     if (key.kind == "count") {
       EXPECT_TRUE(value.is_number_unsigned()) << value.dump();
+    } else if (key.kind == "bool") {
+      EXPECT_TRUE(value.is_boolean()) << value.dump();
     } else {
       EXPECT_TRUE(value.is_string()) << value.dump();
     }

@@ -37,6 +37,10 @@ zone_count = 0
 max_open = 12
 max_active = 14
 zasl = "512KiB"
+[zns.finish]
+granularity = "256KiB"
+pause = "0ns"
+dynamic = false
 [store]
 backing = ""
 )";
@@ -70,6 +74,10 @@ zone_count = 48
 max_open = 14
 max_active = 14
 zasl = "512KiB"
+[zns.finish]
+granularity = "16KiB"
+pause = "0ns"
+dynamic = false
 [store]
 backing = ""
 )";
@@ -103,6 +111,10 @@ zone_count = 904
 max_open = 14
 max_active = 14
 zasl = "512KiB"
+[zns.finish]
+granularity = "1MiB"
+pause = "0ns"
+dynamic = false
 [store]
 backing = ""
 )";
@@ -136,6 +148,10 @@ zone_count = 29172
 max_open = 0
 max_active = 0
 zasl = "480KiB"
+[zns.finish]
+granularity = "48KiB"
+pause = "0ns"
+dynamic = false
 [store]
 backing = ""
 )";
@@ -169,6 +185,10 @@ zone_count = 128
 max_open = 0
 max_active = 0
 zasl = "512KiB"
+[zns.finish]
+granularity = "1MiB"
+pause = "0ns"
+dynamic = false
 [store]
 backing = ""
 )";

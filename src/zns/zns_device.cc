@@ -33,6 +33,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
   info_.max_open = table_.max_open();
   info_.max_active = table_.max_active();
   info_.zasl_lbas = layout_.zasl_lbas();
+  fill_job_of_zone_.assign(layout_.zone_count(), -1);
 }
 
 ZoneDescriptor ZnsDevice::zone(uint32_t index) const {
@@ -67,14 +68,37 @@ void ZnsDevice::submit(Command& command) {
 
 void ZnsDevice::admit(Command& command) {
   ++inflight_;
+  if (is_host_io(command)) {
+    ++host_io_inflight_;
+    command.complete_ns = execute(command, sim_.now_ns());
+    sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+    return;
+  }
+  // A guard part keeps a command that starts device work (a finish fill)
+  // from completing before all of that work has been set going.
+  pending_[&command] = PendingCommand{1, 0};
   uint64_t done = execute(command, sim_.now_ns());
-  command.complete_ns = done;
-  sim_.schedule_at(done, this, reinterpret_cast<uint64_t>(&command));
+  auto it = pending_.find(&command);
+  it->second.done_ns = std::max(it->second.done_ns, done);
+  if (--it->second.parts == 0) {
+    command.complete_ns = it->second.done_ns;
+    pending_.erase(it);
+    sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+  }
 }
 
 void ZnsDevice::on_event(uint64_t tag) {
+  if ((tag & 1) != 0) {  // a finish fill step; commands are 8-byte aligned
+    auto job = static_cast<uint32_t>(tag >> 1);
+    auto generation = static_cast<uint32_t>(tag >> 33);
+    if (fill_jobs_[job].active && fill_jobs_[job].generation == generation) {
+      fill_step(job, sim_.now_ns());
+    }
+    return;
+  }
   Command& command = *reinterpret_cast<Command*>(tag);
   --inflight_;
+  if (is_host_io(command) && --host_io_inflight_ == 0) resume_parked_fills();
   // Waiting commands take the freed slot before the completion is seen, so a
   // submitter that resubmits from its callback queues behind them.
   while (queue_head_ != nullptr && inflight_ < config_.host.queue_depth) {
@@ -232,7 +256,7 @@ uint64_t ZnsDevice::execute_zone_send(Command& c, uint64_t t0) {
     uint64_t done = t0;
     for (uint32_t zone : targets) {
       Status status = Status::kSuccess;
-      done = std::max(done, apply_action(action, zone, t0, status));
+      done = std::max(done, apply_action(c, action, zone, t0, status));
       assert(status == Status::kSuccess);  // targets are in states the action accepts
     }
     ++counters_.zone_actions[static_cast<size_t>(action)];
@@ -247,12 +271,13 @@ uint64_t ZnsDevice::execute_zone_send(Command& c, uint64_t t0) {
     c.status = Status::kInvalidField;  // must name the zone by its start LBA
     return t0;
   }
-  uint64_t done = apply_action(action, zone, t0, c.status);
+  uint64_t done = apply_action(c, action, zone, t0, c.status);
   if (c.status == Status::kSuccess) ++counters_.zone_actions[static_cast<size_t>(action)];
   return done;
 }
 
-uint64_t ZnsDevice::apply_action(ZoneAction action, uint32_t zone, uint64_t t0, Status& status) {
+uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t zone, uint64_t t0,
+                                 Status& status) {
   const Zone& z = table_.zone(zone);
   switch (action) {
     case ZoneAction::kOpen:
@@ -263,9 +288,15 @@ uint64_t ZnsDevice::apply_action(ZoneAction action, uint32_t zone, uint64_t t0, 
       return t0;
     case ZoneAction::kFinish: {
       bool was_full = z.state == ZoneState::kFull;
+      bool holds_data = z.data_end != 0;
       status = table_.finish(zone);
       if (status != Status::kSuccess || was_full) return t0;
-      // The page buffer's partial page is padded and programmed.
+      if (config_.zns.finish_granularity_bytes != 0) {
+        // An empty zone holds no blocks to fill: its finish is cheap.
+        if (holds_data) start_fill(command, zone, t0);
+        return t0;
+      }
+      // No fill: only the page buffer's partial page is padded and programmed.
       uint64_t lpp = layout_.lbas_per_page();
       auto padded_pages = static_cast<uint32_t>((z.data_end + lpp - 1) / lpp);
       return program_pages(zone, padded_pages, t0, FlashCause::kFinish);
@@ -274,6 +305,7 @@ uint64_t ZnsDevice::apply_action(ZoneAction action, uint32_t zone, uint64_t t0, 
       bool was_empty = z.state == ZoneState::kEmpty;
       status = table_.reset(zone);
       if (status != Status::kSuccess || was_empty) return t0;
+      cancel_fill(zone);
       uint64_t done = erase_written_blocks(zone, t0);
       backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
       return done;
@@ -309,8 +341,83 @@ uint64_t ZnsDevice::erase_written_blocks(uint32_t zone, uint64_t ready_ns) {
   return done;
 }
 
+void ZnsDevice::start_fill(Command& command, uint32_t zone, uint64_t ready_ns) {
+  assert(fill_job_of_zone_[zone] < 0);
+  uint32_t job = 0;
+  if (free_fill_jobs_.empty()) {
+    job = static_cast<uint32_t>(fill_jobs_.size());
+    fill_jobs_.emplace_back();
+  } else {
+    job = free_fill_jobs_.back();
+    free_fill_jobs_.pop_back();
+  }
+  FillJob& j = fill_jobs_[job];
+  j.command = &command;
+  j.zone = zone;
+  j.cursor_lbas = table_.zone(zone).data_end;
+  j.generation = (j.generation + 1) & 0x7fffffff;
+  j.active = true;
+  fill_job_of_zone_[zone] = job;
+  ++pending_[&command].parts;
+  fill_step(job, ready_ns);
+}
+
+// One fill write: the next `granularity` LBAs, programming the pages they
+// complete; the next write starts when this one ends (plus the pause).
+void ZnsDevice::fill_step(uint32_t job, uint64_t ready_ns) {
+  FillJob& j = fill_jobs_[job];
+  if (config_.zns.finish_dynamic != 0 && host_io_inflight_ > 0) {
+    parked_fills_.push_back(job);  // yields until host I/O drains
+    return;
+  }
+  uint64_t cap = layout_.zone_capacity_lbas();
+  uint64_t chunk = config_.zns.finish_granularity_bytes / layout_.lba_size_bytes();
+  j.cursor_lbas = std::min(cap, j.cursor_lbas + chunk);
+  auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
+  uint64_t done = program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish);
+  if (j.cursor_lbas == cap) {
+    end_fill(job, done);
+    return;
+  }
+  uint64_t tag = ((static_cast<uint64_t>(j.generation) << 32 | job) << 1) | 1;
+  sim_.schedule_at(done + config_.zns.finish_pause_ns, this, tag);
+}
+
+void ZnsDevice::end_fill(uint32_t job, uint64_t done_ns) {
+  FillJob& j = fill_jobs_[job];
+  j.active = false;
+  fill_job_of_zone_[j.zone] = -1;
+  free_fill_jobs_.push_back(job);
+  auto it = pending_.find(j.command);
+  assert(it != pending_.end() && it->second.parts > 0);
+  it->second.done_ns = std::max(it->second.done_ns, done_ns);
+  if (--it->second.parts == 0) {
+    Command& command = *j.command;
+    command.complete_ns = std::max(it->second.done_ns, sim_.now_ns());
+    pending_.erase(it);
+    sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+  }
+}
+
+// A reset (or a media failure) ends a fill in progress on the zone.
+void ZnsDevice::cancel_fill(uint32_t zone) {
+  int64_t job = fill_job_of_zone_[zone];
+  if (job < 0) return;
+  std::erase(parked_fills_, static_cast<uint32_t>(job));
+  end_fill(static_cast<uint32_t>(job), sim_.now_ns());
+}
+
+void ZnsDevice::resume_parked_fills() {
+  std::vector<uint32_t> parked;
+  parked.swap(parked_fills_);
+  for (uint32_t job : parked) {
+    if (fill_jobs_[job].active) fill_step(job, sim_.now_ns());
+  }
+}
+
 void ZnsDevice::inject(uint32_t zone, ZoneState state) {
   assert(zone < layout_.zone_count());
+  cancel_fill(zone);
   table_.inject(zone, state);
   if (state == ZoneState::kOffline) {
     backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());

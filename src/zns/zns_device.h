@@ -18,6 +18,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "flash/flash.h"
 #include "sim/simulator.h"
@@ -74,8 +76,20 @@ class ZnsDevice final : public Device, private EventHandler {
   uint64_t execute_write(Command& command, uint64_t t0);
   uint64_t execute_read(Command& command, uint64_t t0);
   uint64_t execute_zone_send(Command& command, uint64_t t0);
-  uint64_t apply_action(ZoneAction action, uint32_t zone, uint64_t t0, Status& status);
+  uint64_t apply_action(Command& command, ZoneAction action, uint32_t zone, uint64_t t0,
+                        Status& status);
   uint64_t program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause);
+  // Finish fill (seed 003 4.1): device writes of zns.finish.granularity from
+  // the zone's data end to its capacity, one at a time, on the same
+  // timelines as host writes; the finish completes after the last one.
+  void start_fill(Command& command, uint32_t zone, uint64_t ready_ns);
+  void fill_step(uint32_t job, uint64_t ready_ns);
+  void end_fill(uint32_t job, uint64_t done_ns);
+  void cancel_fill(uint32_t zone);
+  void resume_parked_fills();
+  bool is_host_io(const Command& command) const {
+    return command.opcode != Opcode::kZoneManagementSend;
+  }
   uint64_t erase_written_blocks(uint32_t zone, uint64_t ready_ns);
   uint64_t link_ns(uint64_t bytes) const;
   Status check_range(uint64_t slba, uint32_t nlb) const;
@@ -94,6 +108,23 @@ class ZnsDevice final : public Device, private EventHandler {
   uint32_t queued_ = 0;
   Command* queue_head_ = nullptr;
   Command* queue_tail_ = nullptr;
+  struct FillJob {
+    Command* command = nullptr;
+    uint32_t zone = 0;
+    uint64_t cursor_lbas = 0;  // zone-relative
+    uint32_t generation = 0;   // tells a stale step event from a live one
+    bool active = false;
+  };
+  struct PendingCommand {
+    uint32_t parts = 0;
+    uint64_t done_ns = 0;
+  };
+  std::vector<FillJob> fill_jobs_;
+  std::vector<uint32_t> free_fill_jobs_;
+  std::vector<int64_t> fill_job_of_zone_;
+  std::vector<uint32_t> parked_fills_;
+  std::unordered_map<Command*, PendingCommand> pending_;
+  uint32_t host_io_inflight_ = 0;
   uint64_t lifetime_write_bytes_ = 0;
   uint64_t lifetime_read_bytes_ = 0;
   uint64_t lifetime_commands_ = 0;

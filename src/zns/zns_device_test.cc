@@ -1245,8 +1245,8 @@ TEST(ZnsDeviceTiming, ResetOfAnEmptyZoneOrOfBufferedDataErasesNothing) {
   EXPECT_EQ(d.snapshot().flash_erases, 0u);
 }
 
-TEST(ZnsDeviceTiming, FinishProgramsThePartlyFilledPage) {
-  Drive d;
+TEST(ZnsDeviceTiming, FinishWithoutFillProgramsThePartlyFilledPage) {
+  Drive d(test_config({"zns.finish.granularity=0"}));
   const Config& c = d.config;
   ASSERT_EQ(d.write_zone(0, 1), kOk);
   Command finish = zone_send(kFinish, d.start(0));

@@ -115,6 +115,10 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
                              z.zasl_bytes)};
   }
   l.zasl_lbas_ = z.zasl_bytes / lba;
+  if (z.finish_granularity_bytes % lba != 0) {
+    return Error{fmt::format("zns.finish.granularity ({} bytes) is not a multiple of host.lba_size",
+                             z.finish_granularity_bytes)};
+  }
   if (c.host.queue_depth == 0) return Error{"host.queue_depth must be > 0"};
   if (c.host.link_bandwidth_bytes_per_s == 0) return Error{"host.link_bandwidth must be > 0"};
   return l;
