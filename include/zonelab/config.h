@@ -46,6 +46,9 @@ struct ZnsConfig {
   uint64_t finish_granularity_bytes = 0;  // 0: no fill, pad the partial page only
   uint64_t finish_pause_ns = 0;
   uint64_t finish_dynamic = 0;  // 1: fill writes wait for host I/O in flight
+  // Reset designs (seed 003 section 4.2): "partial" erases the blocks that
+  // hold data, "full" every block of the zone.
+  std::string reset_erase = "partial";
 };
 
 struct StoreConfig {

@@ -109,6 +109,9 @@ std::vector<Key> make_keys() {
   num("zns.max_active", Kind::kCount, 0, kU32, "maximum active resources (MAR+1); 0 = no limit",
       ZL_NUM(zns.max_active));
   num("zns.zasl", Kind::kSize, 512, kTiB, "zone append size limit", ZL_NUM(zns.zasl_bytes));
+  choice("zns.reset.erase", {"partial", "full"},
+         "reset erases only the blocks that hold data (partial) or every block of the zone (full)",
+         ZL_TEXT(zns.reset_erase));
   num("zns.finish.granularity", Kind::kSize, 0, kTiB,
       "finish fills the zone with device writes of this size, one at a time (seed 003 4.1); "
       "0 = no fill, only the partly written page is padded",

@@ -37,6 +37,8 @@ zone_count = 0
 max_open = 12
 max_active = 14
 zasl = "512KiB"
+[zns.reset]
+erase = "partial"
 [zns.finish]
 granularity = "256KiB"
 pause = "0ns"
@@ -74,6 +76,8 @@ zone_count = 48
 max_open = 14
 max_active = 14
 zasl = "512KiB"
+[zns.reset]
+erase = "partial"
 [zns.finish]
 granularity = "16KiB"
 pause = "0ns"
@@ -111,6 +115,8 @@ zone_count = 904
 max_open = 14
 max_active = 14
 zasl = "512KiB"
+[zns.reset]
+erase = "partial"
 [zns.finish]
 granularity = "1MiB"
 pause = "0ns"
@@ -148,6 +154,8 @@ zone_count = 29172
 max_open = 0
 max_active = 0
 zasl = "480KiB"
+[zns.reset]
+erase = "partial"
 [zns.finish]
 granularity = "48KiB"
 pause = "0ns"
@@ -185,6 +193,8 @@ zone_count = 128
 max_open = 0
 max_active = 0
 zasl = "512KiB"
+[zns.reset]
+erase = "partial"
 [zns.finish]
 granularity = "1MiB"
 pause = "0ns"

@@ -323,15 +323,17 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
   return t0;
 }
 
-// Erases, on each of the zone's planes, the blocks that hold programmed pages.
+// Erases, on each of the zone's planes, the blocks that hold programmed pages
+// (zns.reset.erase = partial) or every block of the zone (full).
 uint64_t ZnsDevice::erase_written_blocks(uint32_t zone, uint64_t ready_ns) {
   Zone& z = table_.mutable_zone(zone);
   uint64_t done = ready_ns;
   uint32_t first = layout_.first_block(zone);
   uint32_t ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
+  bool full = config_.zns.reset_erase == "full";
   for (uint32_t unit = 0; unit < layout_.units_per_zone(); ++unit) {
     uint32_t pages = layout_.unit_pages(unit, z.pages_programmed);
-    uint32_t blocks = (pages + ppb - 1) / ppb;
+    uint32_t blocks = full ? layout_.blocks_per_zone_unit() : (pages + ppb - 1) / ppb;
     uint32_t plane = layout_.unit_plane(zone, unit);
     for (uint32_t b = 0; b < blocks; ++b) {
       done = std::max(done, flash_.erase(plane, first + b, ready_ns, FlashCause::kReset));
