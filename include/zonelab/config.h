@@ -49,6 +49,9 @@ struct ZnsConfig {
   // Reset designs (seed 003 section 4.2): "partial" erases the blocks that
   // hold data, "full" every block of the zone.
   std::string reset_erase = "partial";
+  // "sync" erases at the reset; "async" only updates metadata and the erase
+  // happens with the zone's first write.
+  std::string reset_mode = "sync";
 };
 
 struct StoreConfig {

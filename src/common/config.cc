@@ -109,6 +109,10 @@ std::vector<Key> make_keys() {
   num("zns.max_active", Kind::kCount, 0, kU32, "maximum active resources (MAR+1); 0 = no limit",
       ZL_NUM(zns.max_active));
   num("zns.zasl", Kind::kSize, 512, kTiB, "zone append size limit", ZL_NUM(zns.zasl_bytes));
+  choice("zns.reset.mode", {"sync", "async"},
+         "sync: a reset erases at once; async: it changes metadata only and the erase is fused "
+         "with the zone's first write",
+         ZL_TEXT(zns.reset_mode));
   choice("zns.reset.erase", {"partial", "full"},
          "reset erases only the blocks that hold data (partial) or every block of the zone (full)",
          ZL_TEXT(zns.reset_erase));

@@ -38,6 +38,7 @@ max_open = 12
 max_active = 14
 zasl = "512KiB"
 [zns.reset]
+mode = "sync"
 erase = "partial"
 [zns.finish]
 granularity = "256KiB"
@@ -77,6 +78,7 @@ max_open = 14
 max_active = 14
 zasl = "512KiB"
 [zns.reset]
+mode = "sync"
 erase = "partial"
 [zns.finish]
 granularity = "16KiB"
@@ -116,6 +118,7 @@ max_open = 14
 max_active = 14
 zasl = "512KiB"
 [zns.reset]
+mode = "sync"
 erase = "partial"
 [zns.finish]
 granularity = "1MiB"
@@ -155,6 +158,7 @@ max_open = 0
 max_active = 0
 zasl = "480KiB"
 [zns.reset]
+mode = "sync"
 erase = "partial"
 [zns.finish]
 granularity = "48KiB"
@@ -194,6 +198,7 @@ max_open = 0
 max_active = 0
 zasl = "512KiB"
 [zns.reset]
+mode = "sync"
 erase = "partial"
 [zns.finish]
 granularity = "1MiB"

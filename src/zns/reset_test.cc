@@ -82,11 +82,88 @@ TEST(ResetErase, PartialEraseGrowsWithOccupancy) {
   }
 }
 
+struct Confznspp {
+  explicit Confznspp(const std::string& mode) {
+    config = *preset_config("confznspp");
+    EXPECT_TRUE(apply_override(config, "store.backing=none").ok());
+    EXPECT_TRUE(apply_override(config, "zns.reset.mode=" + mode).ok());
+    device = std::move(make_zns_device(config, sim)).value();
+  }
+  Command run(Opcode op, uint64_t slba, uint64_t nlb, ZoneAction action = ZoneAction::kNone) {
+    Command c;
+    c.opcode = op;
+    c.slba = slba;
+    c.nlb = static_cast<uint32_t>(nlb);
+    c.action = action;
+    c.sink = &sink;
+    device->submit(c);
+    sim.run();
+    EXPECT_EQ(c.status, Status::kSuccess);
+    return c;
+  }
+  void fill_half(uint64_t zone_start) {
+    uint64_t half = device->info().zone_capacity_lbas / 2;
+    for (uint64_t lba = 0; lba < half; lba += 128) run(Opcode::kWrite, zone_start + lba, 128);
+  }
+  uint64_t reset_erases() const {
+    return device->flash().counters().erases[static_cast<size_t>(FlashCause::kReset)];
+  }
+  Config config;
+  Simulator sim;
+  Sink sink;
+  std::unique_ptr<ZnsDevice> device;
+};
+
+TEST(ResetMode, AsyncResetIsMetadataOnly) {
+  Confznspp d("async");
+  d.fill_half(0);
+  Command reset = d.run(Opcode::kZoneManagementSend, 0, 0, ZoneAction::kReset);
+  EXPECT_EQ(reset.latency_ns(), d.config.host.command_overhead_ns);
+  EXPECT_EQ(d.reset_erases(), 0u);
+  EXPECT_EQ(d.device->zone(0).state, ZoneState::kEmpty);
+}
+
+TEST(ResetMode, TheFirstWriteAfterAnAsyncResetPaysTheErase) {
+  Confznspp d("async");
+  d.fill_half(0);
+  d.run(Opcode::kZoneManagementSend, 0, 0, ZoneAction::kReset);
+  const Config& c = d.config;
+  Command first = d.run(Opcode::kWrite, 0, 4);  // one 16 KiB page
+  EXPECT_EQ(d.reset_erases(), 44u);             // 11 blocks with data on each unit
+  EXPECT_EQ(first.latency_ns(), c.host.command_overhead_ns + 11 * c.flash.erase_latency_ns +
+                                    c.flash.program_latency_ns);
+  Command second = d.run(Opcode::kWrite, 4, 4);
+  EXPECT_LT(second.latency_ns(), c.flash.erase_latency_ns);
+  EXPECT_EQ(d.reset_erases(), 44u);
+}
+
+// A write to zone 1 right after a reset of zone 0; the zones share all four
+// channels (confznspp zones span every unit).
+uint64_t write_after_reset(const std::string& mode) {
+  Confznspp d(mode);
+  d.fill_half(0);
+  Command reset;
+  reset.opcode = Opcode::kZoneManagementSend;
+  reset.action = ZoneAction::kReset;
+  reset.sink = &d.sink;
+  d.device->submit(reset);
+  uint64_t zone1 = d.device->info().zone_size_lbas;
+  return d.run(Opcode::kWrite, zone1, 4).latency_ns();
+}
+
+TEST(ResetMode, SyncResetInterferesWithWritesAsyncDoesNot) {
+  Confznspp idle("sync");
+  uint64_t alone = idle.run(Opcode::kWrite, idle.device->info().zone_size_lbas, 4).latency_ns();
+  EXPECT_GT(write_after_reset("sync"), alone + idle.config.flash.erase_latency_ns);
+  EXPECT_EQ(write_after_reset("async"), alone);
+}
+
 TEST(ResetErase, UnknownDesignNameIsRefused) {
   Config config = default_config();
   Outcome outcome = apply_override(config, "zns.reset.erase=some");
   ASSERT_FALSE(outcome.ok());
   EXPECT_NE(outcome.error().find("zns.reset.erase"), std::string::npos);
+  EXPECT_FALSE(apply_override(config, "zns.reset.mode=later").ok());
 }
 
 }  // namespace

@@ -168,6 +168,12 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   c.status = table_.open_for_write(zone);
   if (c.status != Status::kSuccess) return t0;
 
+  // After an asynchronous reset the zone's blocks still hold the old pages:
+  // the first write erases them before it programs (seed 003 4.2).
+  uint64_t erased = t0;
+  if (table_.zone(zone).data_end == 0 && table_.zone(zone).pages_programmed != 0) {
+    erased = erase_written_blocks(zone, t0);
+  }
   table_.advance(zone, c.nlb);
   uint64_t lba = zone_start + offset;
   if (backing_->stores_data()) backing_->write(lba, c.nlb, c.data);
@@ -178,7 +184,7 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   uint64_t received = link_in_.reserve(t0, link_ns(bytes));
   // Every page the data now fills completely is programmed.
   auto full_pages = static_cast<uint32_t>(table_.zone(zone).data_end / layout_.lbas_per_page());
-  return std::max(received, program_pages(zone, full_pages, received, FlashCause::kHost));
+  return std::max({received, erased, program_pages(zone, full_pages, received, FlashCause::kHost)});
 }
 
 // Programs the pages of `zone` from the first unprogrammed one up to (not
@@ -306,7 +312,9 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       status = table_.reset(zone);
       if (status != Status::kSuccess || was_empty) return t0;
       cancel_fill(zone);
-      uint64_t done = erase_written_blocks(zone, t0);
+      // Asynchronous: the blocks keep their pages (pages_programmed) until
+      // the zone's first write erases them.
+      uint64_t done = config_.zns.reset_mode == "async" ? t0 : erase_written_blocks(zone, t0);
       backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
       return done;
     }
