@@ -318,24 +318,6 @@ TEST(ZnsDevice, ClosingAnOpenedZoneWithNothingWrittenLeavesItClosedNotEmpty) {
   EXPECT_EQ(d.active_count(), 1u);
 }
 
-struct WriteRow {
-  ZoneState from;
-  Status status;
-  ZoneState to;
-};
-
-// clang-format off
-const WriteRow kWrites[] = {
-    {S::kEmpty,            kOk,                 S::kImplicitlyOpened},
-    {S::kImplicitlyOpened, kOk,                 S::kImplicitlyOpened},
-    {S::kExplicitlyOpened, kOk,                 S::kExplicitlyOpened},
-    {S::kClosed,           kOk,                 S::kImplicitlyOpened},
-    {S::kFull,             St::kZoneIsFull,     S::kFull},
-    {S::kReadOnly,         St::kZoneIsReadOnly, S::kReadOnly},
-    {S::kOffline,          St::kZoneIsOffline,  S::kOffline},
-};
-// clang-format on
-
 TEST(ZnsDevice, WriteAtTheWritePointerFromEveryState) {
   for (const WriteRow& row : kWrites) {
     SCOPED_TRACE(zone_state_name(row.from));

@@ -205,24 +205,6 @@ TEST(ZoneTable, FinishKeepsTheDataEndWhereTheHostStopped) {
 // ---------------------------------------------------------------------------
 // Writes
 
-struct WriteRow {
-  ZoneState from;
-  Status status;
-  ZoneState to;
-};
-
-// clang-format off
-const WriteRow kWrites[] = {
-    {S::kEmpty,            kOk,                    S::kImplicitlyOpened},
-    {S::kImplicitlyOpened, kOk,                    S::kImplicitlyOpened},
-    {S::kExplicitlyOpened, kOk,                    S::kExplicitlyOpened},
-    {S::kClosed,           kOk,                    S::kImplicitlyOpened},
-    {S::kFull,             St::kZoneIsFull,        S::kFull},
-    {S::kReadOnly,         St::kZoneIsReadOnly,    S::kReadOnly},
-    {S::kOffline,          St::kZoneIsOffline,     S::kOffline},
-};
-// clang-format on
-
 TEST(ZoneTable, WriteAtTheWritePointerFromEveryState) {
   for (const WriteRow& row : kWrites) {
     SCOPED_TRACE(zone_state_name(row.from));

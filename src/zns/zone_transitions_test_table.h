@@ -1,8 +1,8 @@
-// The zone state machine as a table: every zone state x every Zone
-// Management Send action, with the NVMe status and the state and write
-// pointer that follow (NVMe ZNS; QEMU where NVMe is silent). Shared by the
-// zone table's tests and the device's tests, which check the same rules at
-// two layers.
+// The zone state machine as tables: every zone state x every Zone
+// Management Send action, and a write from every state, with the NVMe status
+// and the state and write pointer that follow (NVMe ZNS; QEMU where NVMe is
+// silent). Shared by the zone table's tests and the device's tests, which
+// check the same rules at two layers.
 #pragma once
 
 #include "zonelab/device.h"
@@ -74,6 +74,25 @@ inline const TransitionRow kTransitions[] = {
     {S::kFull,             kOffline, kBad, S::kFull,             Wp::kSame},
     {S::kReadOnly,         kOffline, kOk,  S::kOffline,          Wp::kZoneStart},
     {S::kOffline,          kOffline, kOk,  S::kOffline,          Wp::kZoneStart},
+};
+// clang-format on
+
+// A write at the write pointer from every state.
+struct WriteRow {
+  ZoneState from;
+  Status status;
+  ZoneState to;
+};
+
+// clang-format off
+inline const WriteRow kWrites[] = {
+    {S::kEmpty,            kOk,                        S::kImplicitlyOpened},
+    {S::kImplicitlyOpened, kOk,                        S::kImplicitlyOpened},
+    {S::kExplicitlyOpened, kOk,                        S::kExplicitlyOpened},
+    {S::kClosed,           kOk,                        S::kImplicitlyOpened},
+    {S::kFull,             Status::kZoneIsFull,        S::kFull},
+    {S::kReadOnly,         Status::kZoneIsReadOnly,    S::kReadOnly},
+    {S::kOffline,          Status::kZoneIsOffline,     S::kOffline},
 };
 // clang-format on
 
