@@ -231,9 +231,7 @@ int run_bench(const BenchOptions& o) {
                static_cast<double>(virtual_ns) / 1e9, commands,
                std::chrono::duration<double>(now - wall_start).count());
   };
-  uint64_t seed = session->image ? session->image->state().config.seed : 0;
-  if (!session->image) seed = resolve_config(o.config)->seed;
-  RunResult run = run_jobs(device, session->sim, jobs, seed, progress);
+  RunResult run = run_jobs(device, session->sim, jobs, device.config().seed, progress);
   double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 

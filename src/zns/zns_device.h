@@ -53,6 +53,7 @@ class ZnsDevice final : public Device, private EventHandler {
   // Test hook: the media fails under a zone (read-only or offline).
   void inject(uint32_t zone, ZoneState state);
 
+  const Config& config() const { return config_; }
   const ZoneLayout& layout() const { return layout_; }
   const ZoneTable& zones() const { return table_; }
   const Flash& flash() const { return flash_; }
