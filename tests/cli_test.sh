@@ -133,6 +133,24 @@ then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: batch outp
 check "batch state persisted" 0 "$Z" report b.img --limit 1 --json
 expect "batch state persisted" "j['zones'][0]['state']=='full'"
 
+# Management designs: bad design names and granularities are refused; the
+# lazy block mapping and its stale pages persist between processes.
+check "unknown mapping design" 2 "$Z" create bad.img --preset small --set zns.mapping.blocks=random
+one_line_error "unknown mapping design"
+check "unknown reset mode" 2 "$Z" config --preset small --set zns.reset.mode=later
+check "unknown erase_on" 2 "$Z" config --preset small --set zns.mapping.erase_on=page
+check "finish granularity not a multiple of the LBA" 2 "$Z" create bad.img --preset small --set zns.finish.granularity=1000
+[ ! -e bad.img ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused create left a file"; }
+check "lazy image" 0 "$Z" create lazy.img --preset small --set store.backing=none --set zns.mapping.blocks=lazy --set zns.reset.mode=async
+check "lazy info before writes" 0 "$Z" info lazy.img --json
+expect "lazy info before writes" "j['block_map']['mapping']=='lazy' and j['block_map']['free_physical_zones']==j['block_map']['physical_zones']"
+check "lazy write" 0 "$Z" write lazy.img --lba 0 --blocks 64
+check "lazy reset" 0 "$Z" zone lazy.img reset --zone 0 --json
+check "lazy info after reset" 0 "$Z" info lazy.img --json
+expect "lazy reset leaves stale pages" "j['block_map']['stale_pages']>0 and j['wear']['erases']==0"
+check "preemptive reset config" 0 "$Z" config --preset confznspp --set zns.reset.preemptive=true --json
+expect "preemptive reset config" "j['config']['zns']['reset']['preemptive'] is True"
+
 # Benchmarks: JSON fields, and byte-identical output for the same seed.
 check "bench json" 0 "$Z" bench --preset small --rw write --bs 64KiB --iodepth 4 --size 256MiB --json
 expect "bench fields" "all(k in j['jobs'][0] for k in ['ops','bytes','iops','bw_bytes_per_s','lat_ns']) and all(k in j['jobs'][0]['lat_ns'] for k in ['mean','p50','p95','p99','p999','max']) and all(k in j['device'] for k in ['host_write_bytes','flash_program_bytes','erases','channel_busy','die_busy']) and 'virtual_time_ns' in j and 'wall_time_s' in j and 'sim_commands_per_s' in j"

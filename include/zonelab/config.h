@@ -52,6 +52,15 @@ struct ZnsConfig {
   // "sync" erases at the reset; "async" only updates metadata and the erase
   // happens with the zone's first write.
   std::string reset_mode = "sync";
+  // 1: a reset's erases go one block per plane at a time, and wait while host
+  // reads or writes are in flight (preemptive zone reset).
+  uint64_t reset_preemptive = 0;
+  // Block mapping (seed 003 section 4.3): "direct" keeps a zone on the same
+  // blocks; "lazy" maps a zone to free blocks at its first write.
+  std::string mapping_blocks = "direct";
+  // Deferred erases (async reset, lazy reuse) happen all at the zone's first
+  // write ("zone") or each at the first write to its block ("block").
+  std::string mapping_erase_on = "zone";
 };
 
 struct StoreConfig {

@@ -116,6 +116,18 @@ std::vector<Key> make_keys() {
   choice("zns.reset.erase", {"partial", "full"},
          "reset erases only the blocks that hold data (partial) or every block of the zone (full)",
          ZL_TEXT(zns.reset_erase));
+  num("zns.reset.preemptive", Kind::kBool, 0, 1,
+      "a reset's erases go one block per plane at a time and wait while host reads or writes "
+      "are in flight",
+      ZL_NUM(zns.reset_preemptive));
+  choice("zns.mapping.blocks", {"direct", "lazy"},
+         "direct: a zone always uses the same blocks; lazy: a zone takes free blocks at its "
+         "first write and a reset returns them to a pool (seed 003 4.3)",
+         ZL_TEXT(zns.mapping_blocks));
+  choice("zns.mapping.erase_on", {"zone", "block"},
+         "blocks that still hold old data are erased all at the zone's first write (zone) or "
+         "each at the first write to it (block)",
+         ZL_TEXT(zns.mapping_erase_on));
   num("zns.finish.granularity", Kind::kSize, 0, kTiB,
       "finish fills the zone with device writes of this size, one at a time (seed 003 4.1); "
       "0 = no fill, only the partly written page is padded",

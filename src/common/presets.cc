@@ -40,10 +40,14 @@ zasl = "512KiB"
 [zns.reset]
 mode = "sync"
 erase = "partial"
+preemptive = false
 [zns.finish]
 granularity = "256KiB"
 pause = "0ns"
 dynamic = false
+[zns.mapping]
+blocks = "direct"
+erase_on = "zone"
 [store]
 backing = ""
 )";
@@ -80,10 +84,14 @@ zasl = "512KiB"
 [zns.reset]
 mode = "sync"
 erase = "partial"
+preemptive = false
 [zns.finish]
 granularity = "16KiB"
 pause = "0ns"
 dynamic = false
+[zns.mapping]
+blocks = "direct"
+erase_on = "zone"
 [store]
 backing = ""
 )";
@@ -120,10 +128,14 @@ zasl = "512KiB"
 [zns.reset]
 mode = "sync"
 erase = "partial"
+preemptive = false
 [zns.finish]
 granularity = "1MiB"
 pause = "0ns"
 dynamic = false
+[zns.mapping]
+blocks = "direct"
+erase_on = "zone"
 [store]
 backing = ""
 )";
@@ -160,10 +172,14 @@ zasl = "480KiB"
 [zns.reset]
 mode = "sync"
 erase = "partial"
+preemptive = false
 [zns.finish]
 granularity = "48KiB"
 pause = "0ns"
 dynamic = false
+[zns.mapping]
+blocks = "direct"
+erase_on = "zone"
 [store]
 backing = ""
 )";
@@ -200,10 +216,14 @@ zasl = "512KiB"
 [zns.reset]
 mode = "sync"
 erase = "partial"
+preemptive = false
 [zns.finish]
 granularity = "1MiB"
 pause = "0ns"
 dynamic = false
+[zns.mapping]
+blocks = "direct"
+erase_on = "zone"
 [store]
 backing = ""
 )";

@@ -57,8 +57,11 @@ enum SectionType : uint32_t {
   kSectionNextOpenSeq = 3,
   kSectionEraseCounts = 4,
   kSectionLifetime = 5,
+  kSectionBlockMap = 6,  // optional
 };
-constexpr uint32_t kSectionTypeLast = kSectionLifetime;
+constexpr uint32_t kSectionTypeLast = kSectionBlockMap;
+constexpr uint32_t kSectionsOptional = 1u << kSectionBlockMap;
+constexpr uint64_t kSlotRecordBytes = 12;
 
 const char* section_name(uint32_t type) {
   switch (type) {
@@ -72,6 +75,8 @@ const char* section_name(uint32_t type) {
       return "erase-counts";
     case kSectionLifetime:
       return "lifetime";
+    case kSectionBlockMap:
+      return "block-map";
   }
   return "unknown";
 }
@@ -313,6 +318,19 @@ std::vector<uint8_t> encode_payload(const ImageState& state) {
   body_writer.u64(state.lifetime_host_read_bytes);
   body_writer.u64(state.lifetime_commands);
   put_section(writer, kSectionLifetime, body);
+
+  if (!state.zone_slots.empty() || !state.slots.empty()) {
+    body.clear();
+    body_writer.u32(static_cast<uint32_t>(state.zone_slots.size()));
+    for (uint32_t slot : state.zone_slots) body_writer.u32(slot);
+    body_writer.u32(static_cast<uint32_t>(state.slots.size()));
+    for (const ImageSlot& slot : state.slots) {
+      body_writer.u32(slot.stale_pages);
+      body_writer.u64(slot.released_seq);
+    }
+    body_writer.u64(state.next_released_seq);
+    put_section(writer, kSectionBlockMap, body);
+  }
   return payload;
 }
 
@@ -389,6 +407,30 @@ Outcome decode_erase_counts(const uint8_t* body, uint64_t length, std::vector<ui
   return {};
 }
 
+Outcome decode_block_map(const uint8_t* body, uint64_t length, ImageState& state) {
+  ByteReader reader(body, length);
+  if (!reader.has(4)) return Error{"block-map section is shorter than its zone count"};
+  uint32_t zones = reader.u32();
+  if (zones > Image::kZoneCountMax || !reader.has(uint64_t{zones} * 4 + 4)) {
+    return Error{fmt::format("block-map section: {} zones do not fit in {} bytes", zones, length)};
+  }
+  state.zone_slots.resize(zones);
+  for (uint32_t& slot : state.zone_slots) slot = reader.u32();
+  uint32_t slots = reader.u32();
+  uint64_t rest = uint64_t{slots} * kSlotRecordBytes + 8;
+  if (slots > Image::kZoneCountMax || reader.remaining() != rest) {
+    return Error{fmt::format("block-map section: {} bytes for {} zones and {} physical zones",
+                             length, zones, slots)};
+  }
+  state.slots.resize(slots);
+  for (ImageSlot& slot : state.slots) {
+    slot.stale_pages = reader.u32();
+    slot.released_seq = reader.u64();
+  }
+  state.next_released_seq = reader.u64();
+  return {};
+}
+
 Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, ImageState& state) {
   uint64_t length_fixed = type == kSectionNextOpenSeq ? 8 : type == kSectionLifetime ? 24 : 0;
   if (length_fixed != 0 && length != length_fixed) {
@@ -410,6 +452,8 @@ Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, Imag
       state.lifetime_host_read_bytes = load_u64(body + 8);
       state.lifetime_commands = load_u64(body + 16);
       return {};
+    case kSectionBlockMap:
+      return decode_block_map(body, length, state);
   }
   assert(false && "decode_section called with an unknown type");
   return Error{"internal: unknown section"};
@@ -440,7 +484,7 @@ Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
     if (!outcome) return Error{outcome.error()};
   }
   for (uint32_t type = 1; type <= kSectionTypeLast; ++type) {
-    if ((seen & (1u << type)) == 0) {
+    if ((seen & (1u << type)) == 0 && (kSectionsOptional & (1u << type)) == 0) {
       return Error{fmt::format("missing {} section", section_name(type))};
     }
   }

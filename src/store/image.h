@@ -32,12 +32,26 @@ struct ImageZone {
   bool operator==(const ImageZone&) const = default;
 };
 
+// One physical zone of the block mapping (mirrors zns/block_map.h's Slot).
+struct ImageSlot {
+  uint32_t stale_pages = 0;
+  uint64_t released_seq = 0;
+
+  bool operator==(const ImageSlot&) const = default;
+};
+
 // Everything an image keeps besides data.
 struct ImageState {
   Config config;
   std::vector<ImageZone> zones;
   uint64_t next_open_seq = 1;
   std::vector<uint32_t> erase_counts;  // one per flash block
+  // The block mapping: each zone's physical zone (UINT32_MAX: none) and each
+  // physical zone's state. Both empty: not stored (direct mapping, as
+  // images written before the mapping was stored).
+  std::vector<uint32_t> zone_slots;
+  std::vector<ImageSlot> slots;
+  uint64_t next_released_seq = 1;
   uint64_t lifetime_host_write_bytes = 0;
   uint64_t lifetime_host_read_bytes = 0;
   uint64_t lifetime_commands = 0;

@@ -47,6 +47,17 @@ void expect_same_state(const ImageState& a, const ImageState& b) {
   EXPECT_EQ(a.lifetime_host_write_bytes, b.lifetime_host_write_bytes);
   EXPECT_EQ(a.lifetime_host_read_bytes, b.lifetime_host_read_bytes);
   EXPECT_EQ(a.lifetime_commands, b.lifetime_commands);
+  EXPECT_EQ(a.zone_slots, b.zone_slots);
+  EXPECT_EQ(a.slots, b.slots);
+  EXPECT_EQ(a.next_released_seq, b.next_released_seq);
+}
+
+ImageState mapped_state() {
+  ImageState state = sample_state();
+  state.zone_slots = {UINT32_MAX, 4, 1, 3};
+  state.slots = {{0, 0}, {16, 2}, {0, 0}, {3, 1}, {0, 0}, {7, 0}};
+  state.next_released_seq = 3;
+  return state;
 }
 
 uint64_t load_le(const std::vector<uint8_t>& bytes, uint64_t offset, int width) {
@@ -202,7 +213,7 @@ TEST(ImageFormatTest, SlotAHoldsSequenceOneAndSlotBIsUnwritten) {
   for (uint64_t i = 0; i < 32; ++i) EXPECT_EQ(image[kSlotA + slot_bytes + i], 0) << i;
 }
 
-TEST(ImageFormatTest, PayloadHoldsTheFiveSectionsInOrder) {
+TEST(ImageFormatTest, PayloadHoldsTheFiveRequiredSectionsInOrder) {
   std::vector<Section> sections = sections_of(sample_state());
   ASSERT_EQ(sections.size(), 5u);
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(sections[i].type, i + 1);
@@ -218,6 +229,37 @@ TEST(ImageFormatTest, EncodedImageDecodesToTheSameState) {
   auto decoded = Image::decode(Image::encode(sample_state(), 4096).value());
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   expect_same_state(*decoded, sample_state());
+}
+
+TEST(ImageFormatTest, BlockMapIsASixthSectionOnlyWhenThereIsOne) {
+  std::vector<Section> sections = sections_of(mapped_state());
+  ASSERT_EQ(sections.size(), 6u);
+  EXPECT_EQ(sections[5].type, 6u);
+  EXPECT_EQ(sections[5].body.size(), 4 + 4 * 4 + 4 + 6 * 12 + 8u);
+  auto decoded = Image::decode(Image::encode(mapped_state(), 0).value());
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  expect_same_state(*decoded, mapped_state());
+}
+
+TEST(ImageDecodeTest, RejectsABlockMapWhoseCountsDisagreeWithTheLength) {
+  for (auto [offset, value] :
+       {std::pair<uint64_t, uint64_t>{0, 5}, {0, 0xFFFFFFFF}, {20, 7}, {20, 0}}) {
+    std::vector<Section> sections = sections_of(mapped_state());
+    store_le(sections[5].body, offset, 4, value);
+    std::string error = decode_error(image_with_payload(payload_of(sections)));
+    EXPECT_NE(error.find("block-map section"), std::string::npos) << error;
+  }
+  std::vector<Section> sections = sections_of(mapped_state());
+  sections[5].body.resize(3);
+  std::string error = decode_error(image_with_payload(payload_of(sections)));
+  EXPECT_NE(error.find("block-map section"), std::string::npos) << error;
+}
+
+TEST(ImageDecodeTest, RejectsADuplicateBlockMap) {
+  std::vector<Section> sections = sections_of(mapped_state());
+  sections.push_back(sections[5]);
+  std::string error = decode_error(image_with_payload(payload_of(sections)));
+  EXPECT_NE(error.find("duplicate block-map section"), std::string::npos) << error;
 }
 
 // --- Create and open -----------------------------------------------------

@@ -84,12 +84,23 @@ Json info_json(const ZnsDevice& device, const Session& session) {
   const auto& erases = device.flash().erase_counts();
   uint64_t erase_total = 0;
   uint32_t erase_max = 0;
+  uint32_t erase_min = erases.empty() ? 0 : UINT32_MAX;
   for (uint32_t e : erases) {
     erase_total += e;
     erase_max = std::max(erase_max, e);
+    erase_min = std::min(erase_min, e);
   }
-  j["wear"] = {
-      {"blocks", erases.size()}, {"erases", erase_total}, {"max_erases_per_block", erase_max}};
+  j["wear"] = {{"blocks", erases.size()},
+               {"erases", erase_total},
+               {"min_erases_per_block", erase_min},
+               {"max_erases_per_block", erase_max}};
+  const BlockMap& map = device.block_map();
+  uint64_t stale_pages = 0;
+  for (const Slot& slot : map.slots()) stale_pages += slot.stale_pages;
+  j["block_map"] = {{"mapping", map.lazy() ? "lazy" : "direct"},
+                    {"physical_zones", map.slot_count()},
+                    {"free_physical_zones", map.free_slots()},
+                    {"stale_pages", stale_pages}};
   j["lifetime"] = {{"host_write_bytes", state.lifetime_host_write_bytes},
                    {"host_read_bytes", state.lifetime_host_read_bytes},
                    {"commands", state.lifetime_commands}};
@@ -384,8 +395,15 @@ void print_human(const DeviceRequest& r, const Json& out) {
     }
     fmt::print("zone states      {}\n", states);
     fmt::print("backing          {}\n", out["config"]["store"]["backing"].get<std::string>());
-    fmt::print("erases           {} (max {} on one block)\n", out["wear"]["erases"].get<uint64_t>(),
+    fmt::print("erases           {} (per block: min {}, max {})\n",
+               out["wear"]["erases"].get<uint64_t>(),
+               out["wear"]["min_erases_per_block"].get<uint64_t>(),
                out["wear"]["max_erases_per_block"].get<uint64_t>());
+    fmt::print("block mapping    {}, {} of {} physical zones free, {} pages awaiting erase\n",
+               out["block_map"]["mapping"].get<std::string>(),
+               out["block_map"]["free_physical_zones"].get<uint64_t>(),
+               out["block_map"]["physical_zones"].get<uint64_t>(),
+               out["block_map"]["stale_pages"].get<uint64_t>());
     return;
   }
   if (r.command == "report") {

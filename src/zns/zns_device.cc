@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <utility>
 
 namespace zonelab {
 namespace {
@@ -22,7 +23,8 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       flash_(config.flash),
       table_(layout.zone_count(), layout.zone_capacity_lbas(),
              static_cast<uint32_t>(config.zns.max_open),
-             static_cast<uint32_t>(config.zns.max_active)) {
+             static_cast<uint32_t>(config.zns.max_active)),
+      map_(layout, config.zns.mapping_blocks == "lazy") {
   assert(backing_ != nullptr);
   info_.interface = "zns";
   info_.lba_size_bytes = layout_.lba_size_bytes();
@@ -34,6 +36,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
   info_.max_active = table_.max_active();
   info_.zasl_lbas = layout_.zasl_lbas();
   fill_job_of_zone_.assign(layout_.zone_count(), -1);
+  erase_job_of_slot_.assign(map_.slot_count(), -1);
 }
 
 ZoneDescriptor ZnsDevice::zone(uint32_t index) const {
@@ -88,17 +91,15 @@ void ZnsDevice::admit(Command& command) {
 }
 
 void ZnsDevice::on_event(uint64_t tag) {
-  if ((tag & 1) != 0) {  // a finish fill step; commands are 8-byte aligned
+  if ((tag & 1) != 0) {  // a device job's step; commands are 8-byte aligned
     auto job = static_cast<uint32_t>(tag >> 1);
     auto generation = static_cast<uint32_t>(tag >> 33);
-    if (fill_jobs_[job].active && fill_jobs_[job].generation == generation) {
-      fill_step(job, sim_.now_ns());
-    }
+    if (jobs_[job].active && jobs_[job].generation == generation) job_step(job, sim_.now_ns());
     return;
   }
   Command& command = *reinterpret_cast<Command*>(tag);
   --inflight_;
-  if (is_host_io(command) && --host_io_inflight_ == 0) resume_parked_fills();
+  if (is_host_io(command) && --host_io_inflight_ == 0) resume_parked_jobs();
   // Waiting commands take the freed slot before the completion is seen, so a
   // submitter that resubmits from its callback queues behind them.
   while (queue_head_ != nullptr && inflight_ < config_.host.queue_depth) {
@@ -168,12 +169,7 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   c.status = table_.open_for_write(zone);
   if (c.status != Status::kSuccess) return t0;
 
-  // After an asynchronous reset the zone's blocks still hold the old pages:
-  // the first write erases them before it programs (seed 003 4.2).
-  uint64_t erased = t0;
-  if (table_.zone(zone).data_end == 0 && table_.zone(zone).pages_programmed != 0) {
-    erased = erase_written_blocks(zone, t0);
-  }
+  uint64_t erased = table_.zone(zone).data_end == 0 ? prepare_first_write(zone, t0) : t0;
   table_.advance(zone, c.nlb);
   uint64_t lba = zone_start + offset;
   if (backing_->stores_data()) backing_->write(lba, c.nlb, c.data);
@@ -187,17 +183,41 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   return std::max({received, erased, program_pages(zone, full_pages, received, FlashCause::kHost)});
 }
 
-// Programs the pages of `zone` from the first unprogrammed one up to (not
-// including) page `end`.
 uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns,
                                   FlashCause cause) {
   Zone& z = table_.mutable_zone(zone);
+  if (end <= z.pages_programmed) return ready_ns;
+  uint32_t slot = map_.slot_of(zone);
+  assert(slot != BlockMap::kUnmapped);
+  // With erase_on = block, old data in a block is erased when the zone
+  // programs the block's first page (seed 003 4.3).
+  uint32_t stale = config_.zns.mapping_erase_on == "block" ? map_.slot(slot).stale_pages : 0;
+  uint32_t units = layout_.units_per_zone();
+  auto ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
   uint64_t done = ready_ns;
   for (uint32_t page = z.pages_programmed; page < end; ++page) {
-    uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
-    done = std::max(done, flash_.program(plane, ready_ns, cause));
+    uint32_t unit = page % units;
+    uint32_t plane = layout_.unit_plane(slot, unit);
+    uint64_t ready = ready_ns;
+    uint32_t unit_page = page / units;
+    if (stale != 0 && unit_page % ppb == 0 && unit_page / ppb < dirty_blocks(unit, stale)) {
+      ready = flash_.erase(plane, layout_.first_block(slot) + unit_page / ppb, ready_ns,
+                           FlashCause::kReset);
+    }
+    done = std::max(done, flash_.program(plane, ready, cause));
   }
-  z.pages_programmed = std::max(z.pages_programmed, end);
+  z.pages_programmed = end;
+  return done;
+}
+
+uint64_t ZnsDevice::prepare_first_write(uint32_t zone, uint64_t ready_ns) {
+  uint32_t slot = map_.slot_of(zone);
+  if (slot == BlockMap::kUnmapped) slot = map_.map(zone);
+  complete_erase(slot);
+  Slot& s = map_.mutable_slot(slot);
+  if (s.stale_pages == 0 || config_.zns.mapping_erase_on == "block") return ready_ns;
+  uint64_t done = erase_slot(slot, s.stale_pages, ready_ns);
+  s.stale_pages = 0;
   return done;
 }
 
@@ -235,7 +255,7 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
     auto page = static_cast<uint32_t>(lba / lpp);
     uint64_t page_end = std::min<uint64_t>((page + 1) * lpp, data_end);
     if (page < z.pages_programmed) {
-      uint32_t plane = layout_.unit_plane(zone, page % layout_.units_per_zone());
+      uint32_t plane = layout_.unit_plane(map_.slot_of(zone), page % layout_.units_per_zone());
       done = std::max(done, flash_.read(plane, t0, (page_end - lba) * lba_bytes));
     }
     lba = page_end;
@@ -299,7 +319,13 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       if (status != Status::kSuccess || was_full) return t0;
       if (config_.zns.finish_granularity_bytes != 0) {
         // An empty zone holds no blocks to fill: its finish is cheap.
-        if (holds_data) start_fill(command, zone, t0);
+        if (holds_data) {
+          Job fill;
+          fill.kind = Job::Kind::kFill;
+          fill.zone = zone;
+          fill.cursor_lbas = z.data_end;
+          start_job(command, fill, t0);
+        }
         return t0;
       }
       // No fill: only the page buffer's partial page is padded and programmed.
@@ -309,14 +335,13 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
     }
     case ZoneAction::kReset: {
       bool was_empty = z.state == ZoneState::kEmpty;
+      uint32_t programmed = z.pages_programmed;
       status = table_.reset(zone);
       if (status != Status::kSuccess || was_empty) return t0;
       cancel_fill(zone);
-      // Asynchronous: the blocks keep their pages (pages_programmed) until
-      // the zone's first write erases them.
-      uint64_t done = config_.zns.reset_mode == "async" ? t0 : erase_written_blocks(zone, t0);
+      table_.mutable_zone(zone).pages_programmed = 0;
       backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
-      return done;
+      return release_blocks(command, zone, programmed, t0);
     }
     case ZoneAction::kOffline:
       status = table_.offline(zone);
@@ -331,73 +356,134 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
   return t0;
 }
 
-// Erases, on each of the zone's planes, the blocks that hold programmed pages
-// (zns.reset.erase = partial) or every block of the zone (full).
-uint64_t ZnsDevice::erase_written_blocks(uint32_t zone, uint64_t ready_ns) {
-  Zone& z = table_.mutable_zone(zone);
+// Synchronous: the blocks are erased now (all at once, or round by round
+// with zns.reset.preemptive). Asynchronous: the slot keeps its old pages as
+// stale until a first write erases them. Lazy mapping then gives the slot
+// back to the free pool.
+uint64_t ZnsDevice::release_blocks(Command& command, uint32_t zone, uint32_t programmed,
+                                   uint64_t t0) {
+  uint32_t slot = map_.slot_of(zone);
+  if (slot == BlockMap::kUnmapped) return t0;  // lazy: never written since its last reset
+  complete_erase(slot);  // an earlier preemptive reset of these blocks ends first
+  Slot& s = map_.mutable_slot(slot);
+  uint32_t pages = std::max(s.stale_pages, programmed);
+  uint64_t done = t0;
+  if (config_.zns.reset_mode == "async") {
+    s.stale_pages = pages;
+  } else {
+    s.stale_pages = 0;
+    if (config_.zns.reset_preemptive == 0) {
+      done = erase_slot(slot, pages, t0);
+    } else {
+      Job erase;
+      erase.kind = Job::Kind::kErase;
+      erase.slot = slot;
+      erase.pages = pages;
+      if (!job_done(erase)) start_job(command, erase, t0);
+    }
+  }
+  if (map_.lazy()) map_.unmap(zone);
+  return done;
+}
+
+uint32_t ZnsDevice::dirty_blocks(uint32_t unit, uint32_t pages) const {
+  if (config_.zns.reset_erase == "full") return layout_.blocks_per_zone_unit();
+  auto ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
+  return (layout_.unit_pages(unit, pages) + ppb - 1) / ppb;
+}
+
+uint64_t ZnsDevice::erase_slot(uint32_t slot, uint32_t pages, uint64_t ready_ns) {
   uint64_t done = ready_ns;
-  uint32_t first = layout_.first_block(zone);
-  uint32_t ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
-  bool full = config_.zns.reset_erase == "full";
+  uint32_t first = layout_.first_block(slot);
   for (uint32_t unit = 0; unit < layout_.units_per_zone(); ++unit) {
-    uint32_t pages = layout_.unit_pages(unit, z.pages_programmed);
-    uint32_t blocks = full ? layout_.blocks_per_zone_unit() : (pages + ppb - 1) / ppb;
-    uint32_t plane = layout_.unit_plane(zone, unit);
+    uint32_t plane = layout_.unit_plane(slot, unit);
+    uint32_t blocks = dirty_blocks(unit, pages);
     for (uint32_t b = 0; b < blocks; ++b) {
       done = std::max(done, flash_.erase(plane, first + b, ready_ns, FlashCause::kReset));
     }
   }
-  z.pages_programmed = 0;
   return done;
 }
 
-void ZnsDevice::start_fill(Command& command, uint32_t zone, uint64_t ready_ns) {
-  assert(fill_job_of_zone_[zone] < 0);
-  uint32_t job = 0;
-  if (free_fill_jobs_.empty()) {
-    job = static_cast<uint32_t>(fill_jobs_.size());
-    fill_jobs_.emplace_back();
+void ZnsDevice::start_job(Command& command, const Job& job, uint64_t ready_ns) {
+  uint32_t index = 0;
+  if (free_jobs_.empty()) {
+    index = static_cast<uint32_t>(jobs_.size());
+    jobs_.emplace_back();
   } else {
-    job = free_fill_jobs_.back();
-    free_fill_jobs_.pop_back();
+    index = free_jobs_.back();
+    free_jobs_.pop_back();
   }
-  FillJob& j = fill_jobs_[job];
+  uint32_t generation = (jobs_[index].generation + 1) & 0x7fffffff;
+  Job& j = jobs_[index];
+  j = job;
   j.command = &command;
-  j.zone = zone;
-  j.cursor_lbas = table_.zone(zone).data_end;
-  j.generation = (j.generation + 1) & 0x7fffffff;
+  j.generation = generation;
   j.active = true;
-  fill_job_of_zone_[zone] = job;
+  if (j.kind == Job::Kind::kFill) {
+    fill_job_of_zone_[j.zone] = index;
+  } else {
+    erase_job_of_slot_[j.slot] = index;
+  }
   ++pending_[&command].parts;
-  fill_step(job, ready_ns);
+  job_step(index, ready_ns);
+}
+
+void ZnsDevice::job_step(uint32_t index, uint64_t ready_ns) {
+  Job& j = jobs_[index];
+  bool yields = j.kind == Job::Kind::kFill ? config_.zns.finish_dynamic != 0
+                                           : config_.zns.reset_preemptive != 0;
+  if (yields && host_io_inflight_ > 0) {
+    parked_jobs_.push_back(index);  // waits until host I/O drains
+    return;
+  }
+  uint64_t done = j.kind == Job::Kind::kFill ? fill_step(j, ready_ns) : erase_step(j, ready_ns);
+  if (job_done(j)) {
+    end_job(index, done);
+    return;
+  }
+  uint64_t pause = j.kind == Job::Kind::kFill ? config_.zns.finish_pause_ns : 0;
+  uint64_t tag = ((static_cast<uint64_t>(j.generation) << 32 | index) << 1) | 1;
+  sim_.schedule_at(done + pause, this, tag);
 }
 
 // One fill write: the next `granularity` LBAs, programming the pages they
-// complete; the next write starts when this one ends (plus the pause).
-void ZnsDevice::fill_step(uint32_t job, uint64_t ready_ns) {
-  FillJob& j = fill_jobs_[job];
-  if (config_.zns.finish_dynamic != 0 && host_io_inflight_ > 0) {
-    parked_fills_.push_back(job);  // yields until host I/O drains
-    return;
-  }
-  uint64_t cap = layout_.zone_capacity_lbas();
+// complete.
+uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   uint64_t chunk = config_.zns.finish_granularity_bytes / layout_.lba_size_bytes();
-  j.cursor_lbas = std::min(cap, j.cursor_lbas + chunk);
+  j.cursor_lbas = std::min(layout_.zone_capacity_lbas(), j.cursor_lbas + chunk);
   auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
-  uint64_t done = program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish);
-  if (j.cursor_lbas == cap) {
-    end_fill(job, done);
-    return;
-  }
-  uint64_t tag = ((static_cast<uint64_t>(j.generation) << 32 | job) << 1) | 1;
-  sim_.schedule_at(done + config_.zns.finish_pause_ns, this, tag);
+  return program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish);
 }
 
-void ZnsDevice::end_fill(uint32_t job, uint64_t done_ns) {
-  FillJob& j = fill_jobs_[job];
+// One round of a preemptive reset: the next block of every unit that has one.
+uint64_t ZnsDevice::erase_step(Job& j, uint64_t ready_ns) {
+  uint64_t done = ready_ns;
+  uint32_t block = layout_.first_block(j.slot) + j.next_block;
+  for (uint32_t unit = 0; unit < layout_.units_per_zone(); ++unit) {
+    if (j.next_block < dirty_blocks(unit, j.pages)) {
+      done = std::max(done, flash_.erase(layout_.unit_plane(j.slot, unit), block, ready_ns,
+                                         FlashCause::kReset));
+    }
+  }
+  ++j.next_block;
+  return done;
+}
+
+bool ZnsDevice::job_done(const Job& j) const {
+  if (j.kind == Job::Kind::kFill) return j.cursor_lbas == layout_.zone_capacity_lbas();
+  return j.next_block >= dirty_blocks(0, j.pages);  // unit 0 holds the most pages
+}
+
+void ZnsDevice::end_job(uint32_t index, uint64_t done_ns) {
+  Job& j = jobs_[index];
   j.active = false;
-  fill_job_of_zone_[j.zone] = -1;
-  free_fill_jobs_.push_back(job);
+  if (j.kind == Job::Kind::kFill) {
+    fill_job_of_zone_[j.zone] = -1;
+  } else {
+    erase_job_of_slot_[j.slot] = -1;
+  }
+  free_jobs_.push_back(index);
   auto it = pending_.find(j.command);
   assert(it != pending_.end() && it->second.parts > 0);
   it->second.done_ns = std::max(it->second.done_ns, done_ns);
@@ -413,15 +499,26 @@ void ZnsDevice::end_fill(uint32_t job, uint64_t done_ns) {
 void ZnsDevice::cancel_fill(uint32_t zone) {
   int64_t job = fill_job_of_zone_[zone];
   if (job < 0) return;
-  std::erase(parked_fills_, static_cast<uint32_t>(job));
-  end_fill(static_cast<uint32_t>(job), sim_.now_ns());
+  std::erase(parked_jobs_, static_cast<uint32_t>(job));
+  end_job(static_cast<uint32_t>(job), sim_.now_ns());
 }
 
-void ZnsDevice::resume_parked_fills() {
+void ZnsDevice::complete_erase(uint32_t slot) {
+  int64_t index = erase_job_of_slot_[slot];
+  if (index < 0) return;
+  auto job = static_cast<uint32_t>(index);
+  std::erase(parked_jobs_, job);
+  Job& j = jobs_[job];
+  uint64_t done = sim_.now_ns();
+  while (!job_done(j)) done = std::max(done, erase_step(j, sim_.now_ns()));
+  end_job(job, done);
+}
+
+void ZnsDevice::resume_parked_jobs() {
   std::vector<uint32_t> parked;
-  parked.swap(parked_fills_);
+  parked.swap(parked_jobs_);
   for (uint32_t job : parked) {
-    if (fill_jobs_[job].active) fill_step(job, sim_.now_ns());
+    if (jobs_[job].active) job_step(job, sim_.now_ns());
   }
 }
 
@@ -451,6 +548,11 @@ void ZnsDevice::export_state(ImageState& state) const {
   }
   state.next_open_seq = table_.next_open_seq();
   state.erase_counts = flash_.erase_counts();
+  state.zone_slots = map_.slots_of_zones();
+  state.slots.clear();
+  for (const Slot& slot : map_.slots())
+    state.slots.push_back({slot.stale_pages, slot.released_seq});
+  state.next_released_seq = map_.next_released_seq();
   state.lifetime_host_write_bytes = lifetime_write_bytes_;
   state.lifetime_host_read_bytes = lifetime_read_bytes_;
   state.lifetime_commands = lifetime_commands_;
@@ -466,11 +568,34 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
   }
   ZoneTable table(layout_.zone_count(), layout_.zone_capacity_lbas(), table_.max_open(),
                   table_.max_active());
+  BlockMap map(layout_, map_.lazy());
+  std::vector<ImageZone> zones = state.zones;
+  if (state.zone_slots.empty() && state.slots.empty()) {
+    // Stored before the block mapping was: direct, and an empty zone's
+    // programmed pages are the old data an asynchronous reset left.
+    if (map.lazy()) return Error{"corrupt image: lazy block mapping without its block map"};
+    std::vector<Slot> slots(map.slot_count());
+    for (uint32_t i = 0; i < zones.size(); ++i) {
+      if (zones[i].data_end == 0) {
+        slots[i].stale_pages = std::exchange(zones[i].pages_programmed, 0);
+      }
+    }
+    Outcome restored = map.restore(map.slots_of_zones(), slots, 1);
+    if (!restored) return restored;
+  } else {
+    std::vector<Slot> slots;
+    for (const ImageSlot& slot : state.slots)
+      slots.push_back({slot.stale_pages, slot.released_seq});
+    Outcome restored = map.restore(state.zone_slots, slots, state.next_released_seq);
+    if (!restored) return restored;
+  }
   uint64_t cap = layout_.zone_capacity_lbas();
-  for (uint32_t i = 0; i < state.zones.size(); ++i) {
-    const ImageZone& s = state.zones[i];
+  for (uint32_t i = 0; i < zones.size(); ++i) {
+    const ImageZone& s = zones[i];
+    bool holds_pages = s.data_end != 0 || s.pages_programmed != 0;
     if (s.state >= kZoneStateCount || s.wp > cap || s.data_end > s.wp ||
-        s.pages_programmed > layout_.pages_per_zone()) {
+        s.pages_programmed > layout_.pages_per_zone() ||
+        (holds_pages && map.slot_of(i) == BlockMap::kUnmapped)) {
       return Error{fmt::format("corrupt image: zone {} has an impossible state", i)};
     }
     table.restore(
@@ -482,6 +607,7 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
     return Error{"corrupt image: zone states break the open/active limits or write pointers"};
   }
   table_ = std::move(table);
+  map_ = std::move(map);
   flash_.erase_counts() = state.erase_counts;
   lifetime_write_bytes_ = state.lifetime_host_write_bytes;
   lifetime_read_bytes_ = state.lifetime_host_read_bytes;

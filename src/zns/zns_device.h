@@ -25,6 +25,7 @@
 #include "sim/simulator.h"
 #include "store/backing.h"
 #include "store/image.h"
+#include "zns/block_map.h"
 #include "zns/zone_layout.h"
 #include "zns/zone_table.h"
 #include "zonelab/device.h"
@@ -56,6 +57,7 @@ class ZnsDevice final : public Device, private EventHandler {
   const Config& config() const { return config_; }
   const ZoneLayout& layout() const { return layout_; }
   const ZoneTable& zones() const { return table_; }
+  const BlockMap& block_map() const { return map_; }
   const Flash& flash() const { return flash_; }
   Backing& backing() { return *backing_; }
   const Backing& backing() const { return *backing_; }
@@ -79,19 +81,51 @@ class ZnsDevice final : public Device, private EventHandler {
   uint64_t execute_zone_send(Command& command, uint64_t t0);
   uint64_t apply_action(Command& command, ZoneAction action, uint32_t zone, uint64_t t0,
                         Status& status);
+  // Programs the zone's pages from the first unprogrammed one up to (not
+  // including) page `end`, on the blocks of its slot.
   uint64_t program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause);
-  // Finish fill (seed 003 4.1): device writes of zns.finish.granularity from
-  // the zone's data end to its capacity, one at a time, on the same
-  // timelines as host writes; the finish completes after the last one.
-  void start_fill(Command& command, uint32_t zone, uint64_t ready_ns);
-  void fill_step(uint32_t job, uint64_t ready_ns);
-  void end_fill(uint32_t job, uint64_t done_ns);
+  // Before a zone's first write: lazy mapping gives it a slot, an erase still
+  // going on in the slot's blocks completes, and with erase_on = zone the
+  // slot's old data is erased.
+  uint64_t prepare_first_write(uint32_t zone, uint64_t ready_ns);
+  // The physical side of a reset: erase now, later, or step by step.
+  uint64_t release_blocks(Command& command, uint32_t zone, uint32_t programmed, uint64_t t0);
+  // Blocks of a unit that hold any of a zone's first `pages` pages (every
+  // block of the unit under zns.reset.erase = full).
+  uint32_t dirty_blocks(uint32_t unit, uint32_t pages) const;
+  uint64_t erase_slot(uint32_t slot, uint32_t pages, uint64_t ready_ns);
+
+  // Device jobs: work a zone management command sets going that proceeds
+  // step by step on the flash timelines, and completes the command at its
+  // end. A finish fill (seed 003 4.1) writes zns.finish.granularity at a
+  // time from the zone's data end to its capacity; a preemptive reset erases
+  // one block per plane at a time (seed 003 4.2). Either waits while host
+  // I/O is in flight (dynamic finish, preemptive reset).
+  struct Job {
+    enum class Kind : uint8_t { kFill, kErase };
+    Kind kind = Kind::kFill;
+    Command* command = nullptr;
+    uint32_t zone = 0;         // fill
+    uint64_t cursor_lbas = 0;  // fill: zone-relative end of the last fill write
+    uint32_t slot = 0;         // erase
+    uint32_t pages = 0;        // erase: the slot's pages that hold data
+    uint32_t next_block = 0;   // erase: the next round erases this block of each unit
+    uint32_t generation = 0;   // tells a stale step event from a live one
+    bool active = false;
+  };
+  void start_job(Command& command, const Job& job, uint64_t ready_ns);
+  void job_step(uint32_t job, uint64_t ready_ns);
+  uint64_t fill_step(Job& job, uint64_t ready_ns);
+  uint64_t erase_step(Job& job, uint64_t ready_ns);
+  bool job_done(const Job& job) const;
+  void end_job(uint32_t job, uint64_t done_ns);
   void cancel_fill(uint32_t zone);
-  void resume_parked_fills();
+  // Issues the rest of a preemptive erase of `slot` at once.
+  void complete_erase(uint32_t slot);
+  void resume_parked_jobs();
   bool is_host_io(const Command& command) const {
     return command.opcode != Opcode::kZoneManagementSend;
   }
-  uint64_t erase_written_blocks(uint32_t zone, uint64_t ready_ns);
   uint64_t link_ns(uint64_t bytes) const;
   Status check_range(uint64_t slba, uint32_t nlb) const;
 
@@ -109,21 +143,16 @@ class ZnsDevice final : public Device, private EventHandler {
   uint32_t queued_ = 0;
   Command* queue_head_ = nullptr;
   Command* queue_tail_ = nullptr;
-  struct FillJob {
-    Command* command = nullptr;
-    uint32_t zone = 0;
-    uint64_t cursor_lbas = 0;  // zone-relative
-    uint32_t generation = 0;   // tells a stale step event from a live one
-    bool active = false;
-  };
+  BlockMap map_;
   struct PendingCommand {
     uint32_t parts = 0;
     uint64_t done_ns = 0;
   };
-  std::vector<FillJob> fill_jobs_;
-  std::vector<uint32_t> free_fill_jobs_;
+  std::vector<Job> jobs_;
+  std::vector<uint32_t> free_jobs_;
   std::vector<int64_t> fill_job_of_zone_;
-  std::vector<uint32_t> parked_fills_;
+  std::vector<int64_t> erase_job_of_slot_;
+  std::vector<uint32_t> parked_jobs_;
   std::unordered_map<Command*, PendingCommand> pending_;
   uint32_t host_io_inflight_ = 0;
   uint64_t lifetime_write_bytes_ = 0;

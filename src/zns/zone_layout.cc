@@ -124,9 +124,9 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   return l;
 }
 
-uint32_t ZoneLayout::unit_plane(uint32_t zone, uint32_t unit) const {
-  assert(zone < zone_count_ && unit < units_per_zone_);
-  uint32_t group = zone % groups_;
+uint32_t ZoneLayout::unit_plane(uint32_t slot, uint32_t unit) const {
+  assert(slot < max_zones_ && unit < units_per_zone_);
+  uint32_t group = slot % groups_;
   uint32_t channel = (group % channel_groups_) * channels_per_zone_ + unit % channels_per_zone_;
   uint32_t die =
       (group / channel_groups_) * dies_per_zone_ + (unit / channels_per_zone_) % dies_per_zone_;
@@ -134,11 +134,11 @@ uint32_t ZoneLayout::unit_plane(uint32_t zone, uint32_t unit) const {
   return (channel * dies_per_channel_ + die) * planes_per_die_ + plane;
 }
 
-FlashPage ZoneLayout::locate(uint32_t zone, uint32_t page) const {
+FlashPage ZoneLayout::locate(uint32_t slot, uint32_t page) const {
   assert(page < pages_per_zone_);
   uint32_t unit = page % units_per_zone_;
   uint32_t unit_page = page / units_per_zone_;
-  return FlashPage{unit_plane(zone, unit), first_block(zone) + unit_page / pages_per_block_,
+  return FlashPage{unit_plane(slot, unit), first_block(slot) + unit_page / pages_per_block_,
                    unit_page % pages_per_block_};
 }
 

@@ -48,17 +48,18 @@ class ZoneLayout {
   uint32_t zone_of_lba(uint64_t lba) const { return static_cast<uint32_t>(lba / zone_size_lbas_); }
   uint64_t zone_start_lba(uint32_t zone) const { return zone_size_lbas_ * zone; }
 
-  // Flat plane index of unit `unit` of `zone`.
-  uint32_t unit_plane(uint32_t zone, uint32_t unit) const;
-  // The flash page behind zone-relative page `page` of `zone`.
-  FlashPage locate(uint32_t zone, uint32_t page) const;
-  // Pages of `zone` that unit `unit` holds when the zone's first `pages`
+  // The flash behind a physical zone (a slot, see block_map.h; under direct
+  // mapping zone z uses slot z). Flat plane index of unit `unit` of `slot`.
+  uint32_t unit_plane(uint32_t slot, uint32_t unit) const;
+  // The flash page behind zone-relative page `page` of `slot`.
+  FlashPage locate(uint32_t slot, uint32_t page) const;
+  // Pages of a zone that unit `unit` holds when the zone's first `pages`
   // pages are programmed.
   uint32_t unit_pages(uint32_t unit, uint32_t pages) const {
     return pages / units_per_zone_ + (unit < pages % units_per_zone_ ? 1u : 0u);
   }
-  // First block of `zone` in each of its planes.
-  uint32_t first_block(uint32_t zone) const { return (zone / groups_) * blocks_per_zone_unit_; }
+  // First block of `slot` in each of its planes.
+  uint32_t first_block(uint32_t slot) const { return (slot / groups_) * blocks_per_zone_unit_; }
 
  private:
   uint64_t lba_size_bytes_ = 0;

@@ -1,0 +1,92 @@
+// Zone -> physical zone mapping; see block_map.h.
+#include "zns/block_map.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+
+namespace zonelab {
+
+BlockMap::BlockMap(const ZoneLayout& layout, bool lazy)
+    : lazy_(lazy),
+      groups_(layout.groups()),
+      pages_per_zone_(layout.pages_per_zone()),
+      slot_of_zone_(layout.zone_count(), kUnmapped),
+      slots_(lazy ? layout.max_zones() : layout.zone_count()) {
+  if (!lazy_) {
+    for (uint32_t zone = 0; zone < layout.zone_count(); ++zone) slot_of_zone_[zone] = zone;
+    return;
+  }
+  rebuild_free();
+}
+
+void BlockMap::rebuild_free() {
+  free_.assign(groups_, {});
+  std::vector<bool> taken(slots_.size(), false);
+  for (uint32_t slot : slot_of_zone_) {
+    if (slot != kUnmapped) taken[slot] = true;
+  }
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    if (!taken[slot]) free_[slot % groups_].insert(free_key(slot));
+  }
+}
+
+uint32_t BlockMap::free_slots() const {
+  size_t count = 0;
+  for (const auto& group : free_) count += group.size();
+  return static_cast<uint32_t>(count);
+}
+
+uint32_t BlockMap::map(uint32_t zone) {
+  assert(lazy_ && slot_of_zone_[zone] == kUnmapped);
+  // A group has as many slots as zones at least, so one is always free.
+  auto& pool = free_[zone % groups_];
+  assert(!pool.empty());
+  uint32_t slot = std::get<2>(*pool.begin());
+  pool.erase(pool.begin());
+  slot_of_zone_[zone] = slot;
+  return slot;
+}
+
+void BlockMap::unmap(uint32_t zone) {
+  assert(lazy_);
+  uint32_t slot = slot_of_zone_[zone];
+  if (slot == kUnmapped) return;
+  slot_of_zone_[zone] = kUnmapped;
+  slots_[slot].released_seq = next_released_seq_++;
+  free_[slot % groups_].insert(free_key(slot));
+}
+
+Outcome BlockMap::restore(const std::vector<uint32_t>& slot_of_zone, const std::vector<Slot>& slots,
+                          uint64_t next_released_seq) {
+  if (slot_of_zone.size() != slot_of_zone_.size() || slots.size() != slots_.size()) {
+    return Error{fmt::format(
+        "corrupt image: block mapping has {} zones and {} physical zones, the configuration "
+        "{} and {}",
+        slot_of_zone.size(), slots.size(), slot_of_zone_.size(), slots_.size())};
+  }
+  std::vector<bool> taken(slots.size(), false);
+  for (uint32_t zone = 0; zone < slot_of_zone.size(); ++zone) {
+    uint32_t slot = slot_of_zone[zone];
+    bool fits = lazy_
+                    ? slot == kUnmapped || (slot < slots.size() && slot % groups_ == zone % groups_)
+                    : slot == zone;
+    if (!fits || (slot != kUnmapped && taken[slot])) {
+      return Error{fmt::format("corrupt image: zone {} maps to an impossible physical zone", zone)};
+    }
+    if (slot != kUnmapped) taken[slot] = true;
+  }
+  for (uint32_t slot = 0; slot < slots.size(); ++slot) {
+    if (slots[slot].stale_pages > pages_per_zone_ ||
+        slots[slot].released_seq >= next_released_seq) {
+      return Error{fmt::format("corrupt image: physical zone {} has an impossible state", slot)};
+    }
+  }
+  slot_of_zone_ = slot_of_zone;
+  slots_ = slots;
+  next_released_seq_ = next_released_seq;
+  if (lazy_) rebuild_free();
+  return {};
+}
+
+}  // namespace zonelab
