@@ -185,10 +185,14 @@ int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) 
                        c.slba / s.device->info().zone_size_lbas, s.device->info().zone_count - 1)))
                    .wp_lba
              : c.slba;
-  std::vector<uint8_t> data(r.blocks * lba_size);
-  for (uint64_t i = 0; i < r.blocks; ++i)
-    fill_pattern(r.seed, base + i, data.data() + i * lba_size, lba_size);
-  c.data = data.data();
+  // Without a data store the pattern would be built only to be dropped.
+  std::vector<uint8_t> data;
+  if (s.device->backing().stores_data()) {
+    data.resize(r.blocks * lba_size);
+    for (uint64_t i = 0; i < r.blocks; ++i)
+      fill_pattern(r.seed, base + i, data.data() + i * lba_size, lba_size);
+    c.data = data.data();
+  }
   run_command(s, c);
   out = command_json(c);
   out["lba"] = append ? c.result_lba : c.slba;
@@ -203,12 +207,15 @@ int read(Session& s, const DeviceRequest& r, Json& out) {
     out["error"] = "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
     return kExitBadInput;
   }
-  std::vector<uint8_t> data(r.blocks * lba_size);
+  std::vector<uint8_t> data;
   Command c;
   c.opcode = Opcode::kRead;
   c.slba = r.lba.value_or(0);
   c.nlb = static_cast<uint32_t>(r.blocks);
-  c.data = data.data();
+  if (s.device->backing().stores_data()) {
+    data.resize(r.blocks * lba_size);
+    c.data = data.data();
+  }
   run_command(s, c);
   out = command_json(c);
   out["lba"] = c.slba;
