@@ -63,6 +63,17 @@ struct ZnsConfig {
   std::string mapping_erase_on = "zone";
 };
 
+// The conventional (block-interface) SSD on the same flash (seed 000 2.1,
+// 5.1): a page-mapped FTL with over-provisioning and garbage collection.
+struct BlockConfig {
+  // Spare flash as a share of the host capacity, in hundredths of a percent
+  // (700 = 7%): host capacity = flash capacity / (1 + overprovisioning).
+  uint64_t overprovisioning_bp = 700;
+  std::string gc = "greedy";  // victim selection: "greedy" or "cost-benefit"
+  uint64_t streams = 1;       // write streams, each with its own open blocks
+  uint64_t gc_watermark = 4;  // a plane with fewer free blocks collects garbage
+};
+
 struct StoreConfig {
   // "none", "memory", "file", or empty: the context decides (file for an
   // image made by `create`, none for a device that lives only in memory).
@@ -75,6 +86,7 @@ struct Config {
   FlashConfig flash;
   HostConfig host;
   ZnsConfig zns;
+  BlockConfig block;
   StoreConfig store;
 };
 

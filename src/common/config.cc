@@ -19,7 +19,7 @@ std::string_view preset_toml(std::string_view name);  // presets.cc
 
 namespace {
 
-enum class Kind { kCount, kSize, kTime, kRate, kBool, kChoice };
+enum class Kind { kCount, kSize, kTime, kRate, kBool, kChoice, kPercent };
 
 struct Key {
   std::string name;
@@ -58,8 +58,8 @@ std::vector<Key> make_keys() {
                     {},
                     std::move(ref)});
   };
-  choice("interface", {"zns"},
-         "device interface; `zns` (the conventional `block` SSD is not available yet)",
+  choice("interface", {"zns", "block"},
+         "device interface: `zns`, or `block` (a conventional SSD with an FTL on the same flash)",
          ZL_TEXT(interface));
   num("seed", Kind::kCount, 0, kU64, "the one source of randomness", ZL_NUM(seed));
 
@@ -138,6 +138,21 @@ std::vector<Key> make_keys() {
       "finish fill writes wait while host reads or writes are in flight",
       ZL_NUM(zns.finish_dynamic));
 
+  num("block.overprovisioning", Kind::kPercent, 1, 40000,
+      "block interface: spare flash as a share of the host capacity (host capacity = flash / "
+      "(1 + OP))",
+      ZL_NUM(block.overprovisioning_bp));
+  choice("block.gc", {"greedy", "cost-benefit"},
+         "block interface: garbage collection victim, the block with the fewest valid pages "
+         "(greedy) or the best (1 - u) / 2u x age (cost-benefit)",
+         ZL_TEXT(block.gc));
+  num("block.streams", Kind::kCount, 1, 16,
+      "block interface: write streams, each filling its own open blocks", ZL_NUM(block.streams));
+  num("block.gc_watermark", Kind::kCount, 1, 1024,
+      "block interface: a plane with fewer free blocks than this collects garbage until it has "
+      "one more",
+      ZL_NUM(block.gc_watermark));
+
   choice("store.backing", {"", "none", "memory", "file"},
          "where data lives: none (metadata only), memory, or file (the image); empty = file "
          "for images, none otherwise",
@@ -180,6 +195,8 @@ Result<uint64_t> parse_number(const Key& key, std::string_view text) {
       if (text == "true") return uint64_t{1};
       if (text == "false") return uint64_t{0};
       return Error{fmt::format("'{}' is not true or false", one_line(text, 40))};
+    case Kind::kPercent:
+      return parse_percent_basis_points(text);
     case Kind::kChoice:
       break;
   }
@@ -196,6 +213,8 @@ std::string render_number(const Key& key, uint64_t value) {
       return format_rate(value);
     case Kind::kBool:
       return value != 0 ? "true" : "false";
+    case Kind::kPercent:
+      return format_percent_basis_points(value);
     default:
       return fmt::format("{}", value);
   }
@@ -369,7 +388,8 @@ std::string config_to_json(const Config& config) {
 std::vector<ConfigKeyInfo> config_keys() {
   std::vector<ConfigKeyInfo> out;
   for (const auto& key : keys()) {
-    static constexpr const char* kKindNames[] = {"count", "size", "time", "rate", "bool", "choice"};
+    static constexpr const char* kKindNames[] = {"count", "size",   "time",   "rate",
+                                                 "bool",  "choice", "percent"};
     out.push_back({key.name, kKindNames[static_cast<int>(key.kind)], key.description});
   }
   return out;

@@ -48,6 +48,11 @@ dynamic = false
 [zns.mapping]
 blocks = "direct"
 erase_on = "zone"
+[block]
+overprovisioning = "7%"
+gc = "greedy"
+streams = 1
+gc_watermark = 4
 [store]
 backing = ""
 )";
@@ -92,6 +97,11 @@ dynamic = false
 [zns.mapping]
 blocks = "direct"
 erase_on = "zone"
+[block]
+overprovisioning = "7%"
+gc = "greedy"
+streams = 1
+gc_watermark = 4
 [store]
 backing = ""
 )";
@@ -136,6 +146,11 @@ dynamic = false
 [zns.mapping]
 blocks = "direct"
 erase_on = "zone"
+[block]
+overprovisioning = "7%"
+gc = "greedy"
+streams = 1
+gc_watermark = 4
 [store]
 backing = ""
 )";
@@ -180,6 +195,11 @@ dynamic = false
 [zns.mapping]
 blocks = "direct"
 erase_on = "zone"
+[block]
+overprovisioning = "7%"
+gc = "greedy"
+streams = 1
+gc_watermark = 4
 [store]
 backing = ""
 )";
@@ -224,6 +244,11 @@ dynamic = false
 [zns.mapping]
 blocks = "direct"
 erase_on = "zone"
+[block]
+overprovisioning = "7%"
+gc = "greedy"
+streams = 1
+gc_watermark = 4
 [store]
 backing = ""
 )";

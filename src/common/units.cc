@@ -150,6 +150,26 @@ Result<uint64_t> parse_count(std::string_view text) {
   return n.whole;
 }
 
+Result<uint64_t> parse_percent_basis_points(std::string_view text) {
+  Number n = split_number(text);
+  if (!n.ok || (!n.suffix.empty() && n.suffix != "%") || n.whole > 1'000'000) {
+    return Error{fmt::format("invalid percentage '{}' (e.g. 7%, 28%, 6.25%)", text)};
+  }
+  // Hundredths of a percent; finer digits are refused rather than rounded.
+  uint64_t scaled = n.fraction * 100;
+  if (scaled % n.fraction_scale != 0) {
+    return Error{fmt::format("percentage '{}' has more than two decimals", text)};
+  }
+  return n.whole * 100 + scaled / n.fraction_scale;
+}
+
+std::string format_percent_basis_points(uint64_t basis_points) {
+  if (basis_points % 100 == 0) return fmt::format("{}%", basis_points / 100);
+  if (basis_points % 10 == 0)
+    return fmt::format("{}.{}%", basis_points / 100, basis_points / 10 % 10);
+  return fmt::format("{}.{:02}%", basis_points / 100, basis_points % 100);
+}
+
 std::string format_size(uint64_t bytes) {
   static constexpr std::array<std::string_view, 5> kNames{"KiB", "MiB", "GiB", "TiB", "PiB"};
   if (bytes == 0) return "0";

@@ -16,6 +16,9 @@ Result<uint64_t> parse_size_bytes(std::string_view text);
 Result<uint64_t> parse_time_ns(std::string_view text);
 Result<uint64_t> parse_rate_bytes_per_s(std::string_view text);
 Result<uint64_t> parse_count(std::string_view text);
+// A percentage ("7%", "28", "6.25%") in hundredths of a percent (700, 2800, 625).
+Result<uint64_t> parse_percent_basis_points(std::string_view text);
+std::string format_percent_basis_points(uint64_t basis_points);
 
 // Shortest exact rendering with a binary prefix ("16KiB", "1056MiB", "4097").
 std::string format_size(uint64_t bytes);
