@@ -148,7 +148,8 @@ TEST(Config, TheContractKeysExist) {
 }
 
 TEST(Config, EveryKeyHasAKindAndADescription) {
-  const std::set<std::string> kinds = {"count", "size", "time", "rate", "bool", "choice", "text"};
+  const std::set<std::string> kinds = {"count", "size",   "time", "rate",
+                                       "bool",  "choice", "text", "percent"};
   std::set<std::string> names;
   for (const ConfigKeyInfo& key : config_keys()) {
     SCOPED_TRACE(key.name);
@@ -337,7 +338,11 @@ TEST(Config, BadOverridesAreRefusedWithTheReason) {
       {"zns.max_open=many",    "zns.max_open"},
       {"zns.max_open=1.5",     "zns.max_open"},
       {"store.backing=disk",   "memory"},  // lists the choices
-      {"interface=block",      "interface"},
+      {"interface=disk",       "interface"},
+      {"block.overprovisioning=7.125%", "block.overprovisioning"},
+      {"block.overprovisioning=seven",  "block.overprovisioning"},
+      {"block.overprovisioning=0%",     "block.overprovisioning"},
+      {"block.gc=fifo",        "cost-benefit"},
       {"flash.page_size=16XB", "flash.page_size"},
   };
   // clang-format on

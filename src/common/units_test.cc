@@ -70,6 +70,26 @@ TEST(Units, Times) {
   }
 }
 
+TEST(Units, PercentagesAreHundredthsOfAPercent) {
+  // clang-format off
+  const Parsed rows[] = {
+      {"7%", 700}, {"28%", 2800}, {"28", 2800}, {"6.25%", 625}, {"0.5%", 50}, {" 12 % ", 1200},
+  };
+  // clang-format on
+  for (const Parsed& row : rows) {
+    auto value = parse_percent_basis_points(row.text);
+    ASSERT_TRUE(value.ok()) << row.text << ": " << value.error();
+    EXPECT_EQ(*value, row.value) << row.text;
+    EXPECT_EQ(*parse_percent_basis_points(format_percent_basis_points(*value)), *value);
+  }
+  EXPECT_EQ(format_percent_basis_points(700), "7%");
+  EXPECT_EQ(format_percent_basis_points(650), "6.5%");
+  EXPECT_EQ(format_percent_basis_points(625), "6.25%");
+  for (const char* bad : {"", "%", "7%%", "7 percent", "1.234%", "-3%", "99999999%"}) {
+    EXPECT_FALSE(parse_percent_basis_points(bad).ok()) << bad;
+  }
+}
+
 TEST(Units, Rates) {
   // clang-format off
   const Parsed rows[] = {
