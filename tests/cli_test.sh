@@ -170,5 +170,46 @@ check "bench on an image" 0 "$Z" bench dev.img --rw write --zones 0-0 --size 1Mi
 check "bench state kept in the image" 0 "$Z" report dev.img --limit 1 --json
 expect "bench state kept in the image" "j['zones'][0]['wp']==256"
 
+# Interference runs (seed 003 2.2): refusals, JSON fields, CSV, job files, determinism.
+ifr() { "$Z" interference --preset small --quiet "$@"; }
+check "interference intensity 150" 2 ifr --foreground write --background finish --intensity 150
+one_line_error "interference intensity 150"
+check "interference alpha 2" 2 ifr --foreground write --background finish --intensity 50 --alpha 2
+one_line_error "interference alpha 2"
+check "interference unknown background" 2 ifr --foreground write --background trim --intensity 50
+one_line_error "interference unknown background"
+check "interference unknown foreground" 2 ifr --foreground randread --background finish --intensity 50
+check "interference bs not a multiple of the LBA size" 2 ifr --foreground write --background finish --intensity 50 --bs 6000
+one_line_error "interference bs not a multiple of the LBA size"
+check "interference softfinish" 2 ifr --foreground write --background softfinish --intensity 50
+one_line_error "interference softfinish"
+grep -q "not available yet" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: softfinish message"; cat err.txt; }
+check "interference other scheduler" 2 ifr --foreground write --background finish --intensity 50 --scheduler zinc
+check "interference level 0" 2 ifr --foreground write --background finish --intensity 50 --levels 0
+check "interference bad levels" 2 ifr --foreground write --background finish --intensity 50 --levels 1-x
+check "interference more write zones than the device has" 2 ifr --foreground write --background finish --intensity 50 --levels 70
+one_line_error "interference more write zones than the device has"
+check "interference without intensity" 2 ifr --foreground write --background finish
+check "interference reset runs out of zones" 2 ifr --foreground write --background reset --intensity 50 --runtime 60s --levels 1
+one_line_error "interference reset runs out of zones"
+check "interference json" 0 ifr --foreground write --background finish --intensity 50 --levels 1,4 --runtime 100ms --json --csv if.csv
+expect "interference fields" "j['status']=='SUCCESS' and [l['cl'] for l in j['levels']]==[1,4] and all(k in l[r] for l in j['levels'] for r in ['iso','int'] for k in ['iops','p95_ns']) and all(l['iso']['iops']>0 and l['iso']['p95_ns']>0 for l in j['levels']) and 'distance' in j['levels'][0] and j['m_inter']>0 and j['background']['op']=='finish' and j['background']['intensity_percent']==50 and j['background']['peak_ops_per_s']>0 and j['background']['ops']>=2 and j['background']['mean_latency_ns']>0 and j['foreground']=={'op':'write','bs':16384,'scaling':'threads','zones':4} and j['runtime_ns']==100000000 and j['virtual_time_ns']>0"
+if [ "$(head -1 if.csv)" = "cl,iso_iops,iso_p95_ns,int_iops,int_p95_ns,distance" ] && [ "$(wc -l <if.csv)" = 3 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: interference CSV"; cat if.csv; fi
+check "interference intensity 0" 0 ifr --foreground read --background reset --intensity 0 --levels 1,2 --runtime 50ms --json
+expect "interference intensity 0 equals isolation" "j['m_inter']==0 and all(l['iso']['iops']==l['int']['iops'] and l['iso']['p95_ns']==l['int']['p95_ns'] for l in j['levels']) and j['background']['ops']==0"
+printf 'foreground = "append"\nbackground = "finish"\nintensity = 25\nlevels = [1, 2]\nruntime = "50ms"\nbs = "64KiB"\n' >if.toml
+check "interference job file" 0 ifr --job if.toml --levels 3 --json
+expect "interference flags override the job file" "[l['cl'] for l in j['levels']]==[3] and j['foreground']['op']=='append' and j['foreground']['bs']==65536 and j['background']['intensity_percent']==25"
+printf 'foreground = "write"\niodepth = 4\n' >if-bad.toml
+check "interference job file with an unknown key" 2 ifr --job if-bad.toml --background finish --intensity 50
+one_line_error "interference job file with an unknown key"
+sum_before=$(head -c 8M dev.img | md5sum)
+check "interference on an image" 0 "$Z" interference dev.img --quiet --foreground write --background finish --intensity 50 --levels 2 --runtime 50ms --json
+[ "$sum_before" = "$(head -c 8M dev.img | md5sum)" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: interference changed the image"; }
+run_interference_det() { ifr --set seed=9 --foreground read --background finish --intensity 40 --levels 1,8 --runtime 50ms --json; }
+run_interference_det >if1.json 2>/dev/null
+run_interference_det >if2.json 2>/dev/null
+if cmp -s if1.json if2.json && [ -s if1.json ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: interference output differs between identical runs"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

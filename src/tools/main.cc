@@ -9,6 +9,7 @@
 #include "tools/bench_command.h"
 #include "tools/cli.h"
 #include "tools/device_commands.h"
+#include "tools/interference_command.h"
 
 namespace zonelab::cli {
 namespace {
@@ -114,6 +115,8 @@ int main_impl(int argc, char** argv) {
 
   BenchOptions bench_options;
   add_bench_command(app, bench_options);
+  InterferenceOptions interference_options;
+  add_interference_command(app, interference_options);
 
   bool presets_json = false;
   auto* presets = app.add_subcommand("presets", "list the shipped presets");
@@ -140,6 +143,7 @@ int main_impl(int argc, char** argv) {
   if (create->parsed()) return run_create(create_image, create_config, create_force, create_json);
   if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
+  if (app.got_subcommand("interference")) return run_interference_command(interference_options);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
     return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);

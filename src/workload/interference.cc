@@ -1,0 +1,743 @@
+// Interference runs; see interference.h. One Driver plays the foreground
+// threads and the background thread against one fresh device; the run
+// function measures the background's peak, checks that its zones suffice,
+// and drives an isolated and an interfered run per concurrency level.
+#include "workload/interference.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <charconv>
+#include <cmath>
+#include <memory>
+
+#include "common/rng.h"
+#include "common/text_input.h"
+#include "common/units.h"
+#include "sim/simulator.h"
+#include "workload/interference_model.h"
+#include "zns/zns_device.h"
+
+namespace zonelab {
+namespace {
+
+constexpr uint32_t kMaxLevel = 4096;   // threads (write) or queue depth (append, read)
+constexpr size_t kMaxLevelCount = 64;  // levels in one run
+constexpr uint64_t kMaxRuntimeNs = 3600ULL * 1'000'000'000;
+constexpr uint32_t kPeakProbeOps = 4;          // background ops timed to find the peak
+constexpr uint64_t kPrefillBytes = 4 << 20;    // one prefill write
+constexpr uint64_t kReadStream = 0x7265'6164;  // seeds the read offsets of a level
+
+constexpr std::array<std::string_view, 3> kForegroundNames{"write", "append", "read"};
+constexpr std::array<std::string_view, 2> kBackgroundNames{"reset", "finish"};
+constexpr std::array<std::string_view, 9> kOptionKeys{"foreground", "background", "intensity",
+                                                      "levels",     "bs",         "alpha",
+                                                      "runtime",    "scheduler",  "peak"};
+
+Result<double> parse_decimal(std::string_view text, std::string_view key) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value, std::chars_format::general);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    return Error{fmt::format("{} = '{}': expected a number", key, one_line(text, 64))};
+  }
+  return value;
+}
+
+Result<std::vector<uint32_t>> parse_levels(std::string_view text) {
+  auto bad = [&] {
+    return Error{fmt::format(
+        "levels = '{}': expected a range A-B or a list such as 1,2,4 of levels from 1 to {}",
+        one_line(text, 64), kMaxLevel)};
+  };
+  std::vector<uint32_t> levels;
+  auto add = [&](uint64_t level) {
+    if (level == 0 || level > kMaxLevel) return false;
+    levels.push_back(static_cast<uint32_t>(level));
+    return true;
+  };
+  auto dash = text.find('-');
+  if (text.find(',') == std::string_view::npos && dash != std::string_view::npos) {
+    auto first = parse_count(text.substr(0, dash));
+    auto last = parse_count(text.substr(dash + 1));
+    if (!first || !last || *first == 0 || *first > *last || *last > kMaxLevel) return bad();
+    if (*last - *first >= kMaxLevelCount) {
+      return Error{
+          fmt::format("levels = '{}': more than {} levels", one_line(text, 64), kMaxLevelCount)};
+    }
+    for (uint64_t level = *first; level <= *last; ++level) add(level);
+    return levels;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    auto level = parse_count(text.substr(start, comma - start));
+    if (!level || !add(*level)) return bad();
+    if (levels.size() > kMaxLevelCount) {
+      return Error{
+          fmt::format("levels = '{}': more than {} levels", one_line(text, 64), kMaxLevelCount)};
+    }
+    start = comma + 1;
+  }
+  return levels;
+}
+
+// A device of its own for one run.
+struct Rig {
+  Simulator sim;
+  std::unique_ptr<ZnsDevice> device;
+};
+
+Result<std::unique_ptr<Rig>> make_rig(const Config& config) {
+  auto rig = std::make_unique<Rig>();
+  auto device = make_zns_device(config, rig->sim);
+  if (!device) return Error{device.error()};
+  rig->device = std::move(device).value();
+  return rig;
+}
+
+// A device error: the first failed command and what it was.
+struct Failure {
+  Status status = Status::kSuccess;
+  std::string what;
+  bool failed() const { return status != Status::kSuccess; }
+};
+
+std::string describe(const Command& c) {
+  std::string_view op = "read";
+  if (c.opcode == Opcode::kWrite) op = "write";
+  if (c.opcode == Opcode::kAppend) op = "append";
+  if (c.opcode == Opcode::kZoneManagementSend) op = zone_action_name(c.action);
+  return fmt::format("{} at LBA {} ({})", status_name(c.status), c.slba, op);
+}
+
+class WaitSink final : public CompletionSink {
+ public:
+  void on_complete(Command&) override {}
+};
+
+// Runs one command alone to completion (and the device to idle).
+Status run_alone(Rig& rig, Command& command, Failure& failure) {
+  WaitSink sink;
+  command.sink = &sink;
+  rig.device->submit(command);
+  rig.sim.run();
+  command.sink = nullptr;
+  if (command.status != Status::kSuccess && !failure.failed()) {
+    failure = Failure{command.status, describe(command)};
+  }
+  return command.status;
+}
+
+Command zone_command(Opcode opcode, uint64_t slba, uint32_t nlb,
+                     ZoneAction action = ZoneAction::kNone) {
+  Command c;
+  c.opcode = opcode;
+  c.slba = slba;
+  c.nlb = nlb;
+  c.action = action;
+  return c;
+}
+
+// Writes a zone to capacity (it ends full), one large write at a time.
+void fill_zone(Rig& rig, uint32_t zone, Failure& failure) {
+  const DeviceInfo& info = rig.device->info();
+  uint64_t start = static_cast<uint64_t>(zone) * info.zone_size_lbas;
+  uint64_t chunk = std::max<uint64_t>(1, kPrefillBytes / info.lba_size_bytes);
+  for (uint64_t done = 0; done < info.zone_capacity_lbas && !failure.failed();) {
+    auto nlb = static_cast<uint32_t>(std::min(chunk, info.zone_capacity_lbas - done));
+    Command c = zone_command(Opcode::kWrite, start + done, nlb);
+    run_alone(rig, c, failure);
+    done += nlb;
+  }
+}
+
+// What every run of one interference run shares.
+struct Plan {
+  ForegroundOp foreground = ForegroundOp::kWrite;
+  BackgroundOp background = BackgroundOp::kFinish;
+  uint64_t bs_lbas = 0;
+  uint32_t foreground_zones = 0;  // the background's zones start here
+  uint32_t background_zones = 0;
+  double rate_ops_per_s = 0;
+  uint64_t runtime_ns = 0;
+  uint64_t seed = 0;
+};
+
+struct RunOutcome {
+  InterferenceRun run;
+  Failure failure;
+  bool out_of_zones = false;
+};
+
+// The foreground threads and the background thread of one run. Foreground
+// slots are tagged with their index, the background command with kBackground.
+class Driver final : public CompletionSink, public EventHandler {
+ public:
+  Driver(const Plan& plan, Rig& rig, uint32_t cl, bool background)
+      : plan_(plan),
+        rig_(rig),
+        info_(rig.device->info()),
+        background_(background && plan.rate_ops_per_s > 0),
+        rng_(derive_seed(plan.seed, kReadStream, cl)) {
+    bool across_zones = plan.foreground == ForegroundOp::kWrite;
+    uint32_t threads = across_zones ? cl : 1;
+    threads_.resize(threads);
+    slots_.resize(cl);
+    for (uint32_t t = 0; t < threads; ++t) {
+      threads_[t].zone = t;
+      threads_[t].depth = across_zones ? 1 : cl;
+    }
+    for (uint32_t s = 0; s < cl; ++s) {
+      Thread& thread = threads_[across_zones ? s : 0];
+      slots_[s].thread = &thread;
+      thread.free.push_back(s);
+    }
+    read_slots_ = info_.zone_capacity_lbas / plan.bs_lbas;
+  }
+
+  RunOutcome run() {
+    RunOutcome out;
+    outcome_ = &out;
+    out.run.window_start_ns = rig_.sim.now_ns();
+    out.run.window_end_ns = out.run.window_start_ns + plan_.runtime_ns;
+    for (Thread& thread : threads_) pump(thread);
+    if (background_) issue_background();
+    rig_.sim.run();  // bounded: nothing is issued after the window
+    out.run.virtual_end_ns = rig_.sim.now_ns();
+    uint64_t window = out.run.window_end_ns - out.run.window_start_ns;
+    out.run.iops = static_cast<double>(out.run.ops) * 1e9 / static_cast<double>(window);
+    outcome_ = nullptr;
+    return out;
+  }
+
+  void on_complete(Command& command) override {
+    InterferenceRun& r = outcome_->run;
+    if (command.user_tag == kBackground) {
+      on_background(command);
+      return;
+    }
+    Slot& slot = slots_[command.user_tag];
+    Thread& thread = *slot.thread;
+    --thread.inflight;
+    thread.free.push_back(static_cast<uint32_t>(command.user_tag));
+    if (command.status != Status::kSuccess) {
+      fail(command);
+      return;
+    }
+    if (slot.is_reset) {
+      ++r.zone_resets;
+      thread.resetting = false;
+      thread.offset_lbas = 0;
+    } else if (command.complete_ns <= r.window_end_ns) {
+      ++r.ops;
+      r.latency_ns.record(command.latency_ns());
+    }
+    pump(thread);
+  }
+
+  void on_event(uint64_t) override { issue_background(); }
+
+ private:
+  static constexpr uint64_t kBackground = UINT64_MAX;
+
+  struct Thread {
+    uint32_t zone = 0;
+    uint32_t depth = 1;
+    uint32_t inflight = 0;
+    uint64_t offset_lbas = 0;  // next write position / LBAs handed to appends
+    bool resetting = false;
+    std::vector<uint32_t> free;  // slot indices
+  };
+  struct Slot {
+    Command command;
+    Thread* thread = nullptr;
+    bool is_reset = false;
+  };
+
+  uint64_t zone_start(uint32_t zone) const {
+    return static_cast<uint64_t>(zone) * info_.zone_size_lbas;
+  }
+
+  void fail(const Command& command) {
+    if (!outcome_->failure.failed()) outcome_->failure = Failure{command.status, describe(command)};
+    stopped_ = true;
+  }
+
+  // Keeps the thread's queue full until the window ends. A write or append
+  // thread whose zone is full waits for its commands, resets the zone (the
+  // reset is foreground work, not an operation) and starts over.
+  void pump(Thread& thread) {
+    while (!stopped_ && !thread.resetting && thread.inflight < thread.depth) {
+      if (rig_.sim.now_ns() >= outcome_->run.window_end_ns) return;
+      uint32_t index = thread.free.back();
+      Slot& slot = slots_[index];
+      Command& c = slot.command;
+      uint64_t start = zone_start(thread.zone);
+      slot.is_reset = false;
+      if (plan_.foreground == ForegroundOp::kRead) {
+        c = zone_command(Opcode::kRead, start + rng_.below(read_slots_) * plan_.bs_lbas,
+                         static_cast<uint32_t>(plan_.bs_lbas));
+      } else if (thread.offset_lbas >= info_.zone_capacity_lbas) {
+        if (thread.inflight > 0) return;
+        slot.is_reset = true;
+        thread.resetting = true;
+        c = zone_command(Opcode::kZoneManagementSend, start, 0, ZoneAction::kReset);
+      } else {
+        uint64_t nlb = std::min(plan_.bs_lbas, info_.zone_capacity_lbas - thread.offset_lbas);
+        bool append = plan_.foreground == ForegroundOp::kAppend;
+        c = zone_command(append ? Opcode::kAppend : Opcode::kWrite,
+                         append ? start : start + thread.offset_lbas, static_cast<uint32_t>(nlb));
+        thread.offset_lbas += nlb;
+      }
+      c.sink = this;
+      c.user_tag = index;
+      thread.free.pop_back();
+      ++thread.inflight;
+      rig_.device->submit(c);
+    }
+  }
+
+  // Op k of the background: a finish (after a one-page write that gives the
+  // zone data to fill) or a reset, on the next zone of its own.
+  void issue_background() {
+    InterferenceRun& r = outcome_->run;
+    if (stopped_ || rig_.sim.now_ns() >= r.window_end_ns) return;
+    if (next_zone_ >= plan_.background_zones) {
+      outcome_->out_of_zones = true;
+      stopped_ = true;
+      return;
+    }
+    uint32_t zone = plan_.foreground_zones + next_zone_++;
+    ++r.background_ops;
+    if (plan_.background == BackgroundOp::kFinish) {
+      bg_ = zone_command(Opcode::kWrite, zone_start(zone),
+                         static_cast<uint32_t>(rig_.device->layout().lbas_per_page()));
+      bg_writing_ = true;
+    } else {
+      bg_ = zone_command(Opcode::kZoneManagementSend, zone_start(zone), 0, ZoneAction::kReset);
+    }
+    submit_background();
+  }
+
+  void submit_background() {
+    bg_.sink = this;
+    bg_.user_tag = kBackground;
+    rig_.device->submit(bg_);
+  }
+
+  void on_background(Command& c) {
+    InterferenceRun& r = outcome_->run;
+    if (c.status != Status::kSuccess) {
+      fail(c);
+      return;
+    }
+    if (bg_writing_) {
+      bg_writing_ = false;
+      bg_ = zone_command(Opcode::kZoneManagementSend, c.slba, 0, ZoneAction::kFinish);
+      submit_background();
+      return;
+    }
+    r.background_latency_ns.record(c.latency_ns());
+    if (c.complete_ns <= r.window_end_ns) ++r.background_ops_in_window;
+    // Op k may start k / rate after the window opens, and not before op k-1 ends.
+    double offset_ns = std::ceil(static_cast<double>(next_zone_) * 1e9 / plan_.rate_ops_per_s);
+    if (offset_ns >= static_cast<double>(plan_.runtime_ns)) return;  // due after the window
+    uint64_t due = r.window_start_ns + static_cast<uint64_t>(offset_ns);
+    if (due > rig_.sim.now_ns()) {
+      rig_.sim.schedule_at(due, this, 0);
+    } else {
+      issue_background();
+    }
+  }
+
+  const Plan& plan_;
+  Rig& rig_;
+  DeviceInfo info_;
+  bool background_;
+  Rng rng_;
+  std::vector<Thread> threads_;
+  std::vector<Slot> slots_;
+  uint64_t read_slots_ = 0;
+  Command bg_;
+  bool bg_writing_ = false;
+  uint32_t next_zone_ = 0;  // background zones used so far
+  bool stopped_ = false;
+  RunOutcome* outcome_ = nullptr;
+};
+
+// One run at one level on a fresh device. Both runs of a level prepare the
+// device alike: the read zone and the reset background's zones are written
+// full first.
+Result<RunOutcome> run_level(const Config& config, const Plan& plan, uint32_t cl, bool background) {
+  auto rig = make_rig(config);
+  if (!rig) return Error{rig.error()};
+  Failure failure;
+  if (plan.foreground == ForegroundOp::kRead) fill_zone(**rig, 0, failure);
+  if (plan.background == BackgroundOp::kReset) {
+    for (uint32_t z = 0; z < plan.background_zones && !failure.failed(); ++z) {
+      fill_zone(**rig, plan.foreground_zones + z, failure);
+    }
+  }
+  if (failure.failed()) {
+    RunOutcome out;
+    out.failure = failure;
+    return out;
+  }
+  (*rig)->device->reset_stats();
+  Driver driver(plan, **rig, cl, background);
+  return driver.run();
+}
+
+// The background op alone, closed loop at queue depth 1, on a fresh device:
+// ops per second over kPeakProbeOps ops.
+Result<double> measure_peak(const Config& config, const Plan& plan, uint64_t& virtual_ns,
+                            Failure& failure) {
+  auto made = make_rig(config);
+  if (!made) return Error{made.error()};
+  Rig& rig = **made;
+  uint32_t first = plan.foreground_zones;
+  if (plan.background == BackgroundOp::kReset) {
+    for (uint32_t z = 0; z < kPeakProbeOps; ++z) fill_zone(rig, first + z, failure);
+  }
+  uint64_t start_ns = rig.sim.now_ns();
+  const DeviceInfo& info = rig.device->info();
+  for (uint32_t op = 0; op < kPeakProbeOps && !failure.failed(); ++op) {
+    uint64_t slba = static_cast<uint64_t>(first + op) * info.zone_size_lbas;
+    if (plan.background == BackgroundOp::kFinish) {
+      Command write = zone_command(Opcode::kWrite, slba, rig.device->layout().lbas_per_page());
+      if (run_alone(rig, write, failure) != Status::kSuccess) break;
+    }
+    ZoneAction action =
+        plan.background == BackgroundOp::kFinish ? ZoneAction::kFinish : ZoneAction::kReset;
+    Command manage = zone_command(Opcode::kZoneManagementSend, slba, 0, action);
+    run_alone(rig, manage, failure);
+  }
+  virtual_ns = rig.sim.now_ns();
+  if (failure.failed()) return 0.0;
+  uint64_t elapsed_ns = std::max<uint64_t>(1, rig.sim.now_ns() - start_ns);
+  return kPeakProbeOps * 1e9 / static_cast<double>(elapsed_ns);
+}
+
+std::vector<uint32_t> resolved_levels(const InterferenceSpec& spec) {
+  return spec.levels.empty() ? default_levels(spec.foreground) : spec.levels;
+}
+
+uint32_t foreground_zone_count(const InterferenceSpec& spec, const std::vector<uint32_t>& levels) {
+  if (spec.foreground != ForegroundOp::kWrite) return 1;
+  return *std::max_element(levels.begin(), levels.end());
+}
+
+// The background's peak (given or measured) and rate, and the zones it
+// needs; nothing at intensity 0. A device error in the peak probe is left in
+// `result`.
+Outcome plan_background(const Config& config, const InterferenceSpec& spec, uint32_t zone_count,
+                        Plan& plan, InterferenceResult& result) {
+  if (spec.intensity_percent == 0) return {};
+  Failure failure;
+  if (spec.peak_ops_per_s > 0) {
+    result.peak_ops_per_s = spec.peak_ops_per_s;
+  } else {
+    auto peak = measure_peak(config, plan, result.peak_probe_virtual_ns, failure);
+    if (!peak) return Error{peak.error()};
+    result.peak_measured = true;
+    result.peak_ops_per_s = *peak;
+    result.virtual_time_ns += result.peak_probe_virtual_ns;
+  }
+  if (failure.failed()) {
+    result.first_status = failure.status;
+    result.first_error = "peak probe: " + failure.what;
+    return {};
+  }
+  result.rate_ops_per_s = spec.intensity_percent / 100.0 * result.peak_ops_per_s;
+  plan.rate_ops_per_s = result.rate_ops_per_s;
+  // Op k starts no earlier than k / rate, so at most floor(rate x runtime)
+  // + 1 start in the window; one zone more covers rounding.
+  double ops_max = std::floor(result.rate_ops_per_s * static_cast<double>(spec.runtime_ns) / 1e9);
+  auto zones_left = static_cast<double>(zone_count - plan.foreground_zones);
+  if (ops_max + 2 > zones_left) {
+    return Error{fmt::format(
+        "the {} background at {:.6g} ops/s for {} may issue {:.0f} ops, one zone each, but only "
+        "{:.0f} zones are left beside the foreground's {}: lower --intensity or --runtime, give "
+        "--peak, or use a device with more zones",
+        background_op_name(spec.background), result.rate_ops_per_s, format_time(spec.runtime_ns),
+        ops_max + 1, zones_left, plan.foreground_zones)};
+  }
+  plan.background_zones = static_cast<uint32_t>(ops_max) + 2;
+  return {};
+}
+
+}  // namespace
+
+std::string_view foreground_op_name(ForegroundOp op) {
+  return kForegroundNames[static_cast<size_t>(op)];
+}
+
+std::string_view background_op_name(BackgroundOp op) {
+  return kBackgroundNames[static_cast<size_t>(op)];
+}
+
+std::vector<uint32_t> default_levels(ForegroundOp op) {
+  if (op == ForegroundOp::kRead) return {1, 2, 4, 8, 16, 32, 64, 128};
+  return {1, 2, 3, 4, 5, 6, 7};
+}
+
+Outcome set_interference_option(InterferenceSpec& spec, std::string_view key,
+                                std::string_view value) {
+  if (key == "foreground") {
+    auto it = std::find(kForegroundNames.begin(), kForegroundNames.end(), value);
+    if (it == kForegroundNames.end()) {
+      return Error{
+          fmt::format("foreground = '{}': expected write, append or read", one_line(value, 64))};
+    }
+    spec.foreground = static_cast<ForegroundOp>(it - kForegroundNames.begin());
+  } else if (key == "background") {
+    if (value == "softfinish") {
+      return Error{"background = softfinish (finish as host writes) is not available yet"};
+    }
+    auto it = std::find(kBackgroundNames.begin(), kBackgroundNames.end(), value);
+    if (it == kBackgroundNames.end()) {
+      return Error{
+          fmt::format("background = '{}': expected reset or finish (softfinish is not "
+                      "available yet)",
+                      one_line(value, 64))};
+    }
+    spec.background = static_cast<BackgroundOp>(it - kBackgroundNames.begin());
+  } else if (key == "intensity") {
+    std::string_view number = value;
+    if (!number.empty() && number.back() == '%') number.remove_suffix(1);
+    auto pct = parse_decimal(number, key);
+    if (!pct) return Error{pct.error()};
+    if (*pct < 0 || *pct > 100) {
+      return Error{fmt::format(
+          "intensity = {} is outside [0, 100] (percent of the background's peak rate)", *pct)};
+    }
+    spec.intensity_percent = *pct;
+  } else if (key == "levels") {
+    auto levels = parse_levels(value);
+    if (!levels) return Error{levels.error()};
+    spec.levels = *levels;
+  } else if (key == "bs") {
+    auto bs = parse_size_bytes(value);
+    if (!bs) return Error{fmt::format("bs: {}", bs.error())};
+    if (*bs == 0 || *bs > (1ULL << 30)) {
+      return Error{fmt::format("bs = {} is out of range (1 B to 1 GiB)", one_line(value, 64))};
+    }
+    spec.block_size_bytes = *bs;
+  } else if (key == "alpha") {
+    auto alpha = parse_decimal(value, key);
+    if (!alpha) return Error{alpha.error()};
+    if (*alpha < 0 || *alpha > 1) {
+      return Error{fmt::format("alpha = {} is outside [0, 1] (beta is 1 - alpha)", *alpha)};
+    }
+    spec.alpha = *alpha;
+  } else if (key == "runtime") {
+    auto ns = parse_time_ns(value);
+    if (!ns || *ns == 0 || *ns > kMaxRuntimeNs) {
+      return Error{fmt::format("runtime = '{}': expected a time from 1ns to 3600s, such as 2s",
+                               one_line(value, 64))};
+    }
+    spec.runtime_ns = *ns;
+  } else if (key == "scheduler") {
+    if (value != "none") {
+      return Error{
+          fmt::format("scheduler '{}' is not available yet (only none)", one_line(value, 64))};
+    }
+  } else if (key == "peak") {
+    auto peak = parse_decimal(value, key);
+    if (!peak) return Error{peak.error()};
+    if (*peak <= 0) return Error{fmt::format("peak = {} must be above 0 ops/s", *peak)};
+    spec.peak_ops_per_s = *peak;
+  } else {
+    return Error{fmt::format("unknown option '{}'", one_line(key, 64))};
+  }
+  return {};
+}
+
+Result<std::vector<InterferenceOption>> parse_interference_job_text(std::string_view text,
+                                                                    std::string_view origin) {
+  auto parsed = parse_toml(text, origin);
+  if (!parsed) return Error{parsed.error()};
+  std::vector<InterferenceOption> options;
+  for (const auto& [key, node] : *parsed) {
+    std::string_view name = key.str();
+    if (std::find(kOptionKeys.begin(), kOptionKeys.end(), name) == kOptionKeys.end()) {
+      return Error{fmt::format(
+          "{}: unknown key '{}' (expected foreground, background, intensity, levels, bs, alpha, "
+          "runtime, scheduler or peak)",
+          one_line(origin), one_line(name, 64))};
+    }
+    std::string value;
+    if (auto s = node.as_string()) {
+      value = s->get();
+    } else if (auto i = node.as_integer()) {
+      value = fmt::format("{}", i->get());
+    } else if (auto f = node.as_floating_point()) {
+      value = fmt::format("{}", f->get());
+    } else if (auto list = node.as_array(); list != nullptr && name == "levels") {
+      for (const auto& item : *list) {
+        auto level = item.as_integer();
+        if (level == nullptr) {
+          return Error{fmt::format("{}: levels must be integers", one_line(origin))};
+        }
+        value += fmt::format("{}{}", value.empty() ? "" : ",", level->get());
+      }
+    } else {
+      return Error{fmt::format("{}: '{}' must be a string or a number", one_line(origin), name)};
+    }
+    options.push_back({std::string(name), value});
+  }
+  return options;
+}
+
+Result<std::vector<InterferenceOption>> parse_interference_job_file(const std::string& path) {
+  auto text = read_text_file(path, "interference job file");
+  if (!text) return Error{text.error()};
+  return parse_interference_job_text(*text, path);
+}
+
+Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
+  auto layout = ZoneLayout::make(config);
+  if (!layout) return Error{layout.error()};
+  if (!(spec.intensity_percent >= 0 && spec.intensity_percent <= 100)) {
+    return Error{fmt::format("intensity = {} is outside [0, 100]", spec.intensity_percent)};
+  }
+  if (!(spec.alpha >= 0 && spec.alpha <= 1)) {
+    return Error{fmt::format("alpha = {} is outside [0, 1]", spec.alpha)};
+  }
+  if (spec.runtime_ns == 0 || spec.runtime_ns > kMaxRuntimeNs) {
+    return Error{"runtime must be from 1ns to 3600s"};
+  }
+  if (!(spec.peak_ops_per_s >= 0) || !std::isfinite(spec.peak_ops_per_s)) {
+    return Error{"peak must be a rate above 0 ops/s (or 0: measure it)"};
+  }
+  std::vector<uint32_t> levels = resolved_levels(spec);
+  std::vector<uint32_t> sorted = levels;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted.front() == 0 || sorted.back() > kMaxLevel || levels.size() > kMaxLevelCount) {
+    return Error{
+        fmt::format("levels must be 1 to {}, at most {} of them", kMaxLevel, kMaxLevelCount)};
+  }
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return Error{"levels must not repeat a level"};
+  }
+  uint64_t lba = layout->lba_size_bytes();
+  uint64_t bs = spec.block_size_bytes;
+  if (bs == 0 || bs % lba != 0) {
+    return Error{fmt::format("bs {} is not a multiple of the LBA size {}", bs, lba)};
+  }
+  if (bs / lba > layout->zone_capacity_lbas()) {
+    return Error{fmt::format("bs {} is larger than a zone's capacity", format_size(bs))};
+  }
+  if (spec.foreground == ForegroundOp::kAppend && bs / lba > layout->zasl_lbas()) {
+    return Error{fmt::format("bs {} exceeds the zone append size limit (zns.zasl = {})",
+                             format_size(bs), format_size(layout->zasl_lbas() * lba))};
+  }
+  uint32_t fg_zones = foreground_zone_count(spec, levels);
+  bool background = spec.intensity_percent > 0;
+  uint32_t bg_min = !background ? 0 : spec.peak_ops_per_s > 0 ? 1 : kPeakProbeOps;
+  if (uint64_t(fg_zones) + bg_min > layout->zone_count()) {
+    return Error{fmt::format(
+        "the foreground needs {} zone(s) (one per write thread) and the background at least {}; "
+        "the device has {}",
+        fg_zones, bg_min, layout->zone_count())};
+  }
+  // Zones written at once: each write thread's, the append zone, and the
+  // zone a finish op writes a page to.
+  uint32_t open = spec.foreground == ForegroundOp::kRead ? 0 : fg_zones;
+  if (background && spec.background == BackgroundOp::kFinish) ++open;
+  for (auto [limit, name] : {std::pair{config.zns.max_open, "zns.max_open"},
+                             std::pair{config.zns.max_active, "zns.max_active"}}) {
+    if (limit != 0 && open > limit) {
+      return Error{fmt::format("{} zones open at once (foreground and background) exceed {} = {}",
+                               open, name, limit)};
+    }
+  }
+  return {};
+}
+
+uint64_t InterferenceResult::background_ops() const {
+  uint64_t ops = 0;
+  for (const auto& level : levels) ops += level.inter.background_ops;
+  return ops;
+}
+
+Histogram InterferenceResult::background_latency_ns() const {
+  Histogram all;
+  for (const auto& level : levels) all.merge(level.inter.background_latency_ns);
+  return all;
+}
+
+Result<InterferenceResult> run_interference(const Config& config_in, const InterferenceSpec& spec,
+                                            const InterferenceProgress& progress) {
+  auto checked = check_interference(config_in, spec);
+  if (!checked) return Error{checked.error()};
+  Config config = config_in;
+  config.store.backing = "none";  // the runs measure time; no data is kept
+  auto layout = ZoneLayout::make(config);
+  assert(layout);
+
+  InterferenceResult result;
+  result.spec = spec;
+  result.spec.levels = resolved_levels(spec);
+  Plan plan;
+  plan.foreground = spec.foreground;
+  plan.background = spec.background;
+  plan.bs_lbas = spec.block_size_bytes / layout->lba_size_bytes();
+  plan.foreground_zones = foreground_zone_count(spec, result.spec.levels);
+  plan.runtime_ns = spec.runtime_ns;
+  plan.seed = config.seed;
+  result.foreground_zones = plan.foreground_zones;
+
+  auto planned = plan_background(config, spec, layout->zone_count(), plan, result);
+  if (!planned) return Error{planned.error()};
+  if (result.first_status != Status::kSuccess) return result;
+  result.background_zones = plan.background_zones;
+
+  size_t total = result.spec.levels.size() * 2;
+  std::vector<InterferencePoint> points;
+  for (uint32_t cl : result.spec.levels) {
+    InterferenceLevel level;
+    level.cl = cl;
+    for (bool background : {false, true}) {
+      auto outcome = run_level(config, plan, cl, background);
+      if (!outcome) return Error{outcome.error()};
+      if (outcome->out_of_zones) {
+        return Error{fmt::format("the {} background ran out of zones at CL {}",
+                                 background_op_name(spec.background), cl)};
+      }
+      InterferenceRun& run = background ? level.inter : level.iso;
+      run = outcome->run;
+      result.virtual_time_ns += run.virtual_end_ns;
+      if (outcome->failure.failed()) {
+        result.first_status = outcome->failure.status;
+        result.first_error = fmt::format(
+            "CL {} {} run: {}", cl, background ? "interfered" : "isolated", outcome->failure.what);
+        result.levels.push_back(level);
+        return result;
+      }
+      if (run.ops == 0) {
+        return Error{fmt::format(
+            "no foreground {} completed within the runtime of {} at CL {} ({} run); lengthen "
+            "--runtime",
+            foreground_op_name(spec.foreground), format_time(spec.runtime_ns), cl,
+            background ? "interfered" : "isolated")};
+      }
+      if (progress) progress(result.levels.size() * 2 + (background ? 2 : 1), total);
+    }
+    InterferencePoint point{
+        level.iso.iops, static_cast<double>(level.iso.latency_ns.percentile(95)), level.inter.iops,
+        static_cast<double>(level.inter.latency_ns.percentile(95))};
+    level.distance = interference_distance(point, spec.alpha);
+    points.push_back(point);
+    result.levels.push_back(level);
+  }
+  auto m = m_inter(points, spec.alpha);
+  if (!m) return Error{m.error()};
+  result.m_inter = *m;
+  return result;
+}
+
+}  // namespace zonelab
