@@ -6,6 +6,7 @@
 // sink, at the modeled completion time in the simulator's virtual time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -15,7 +16,10 @@
 
 namespace zonelab {
 
-enum class Opcode : uint8_t { kRead, kWrite, kAppend, kZoneManagementSend };
+// kDeallocate is Dataset Management with the deallocate attribute (TRIM):
+// the block interface unmaps the range; a ZNS namespace refuses it.
+enum class Opcode : uint8_t { kRead, kWrite, kAppend, kZoneManagementSend, kDeallocate };
+inline constexpr size_t kOpcodeCount = 5;
 
 // Zone Send Action values of the NVMe ZNS command set.
 enum class ZoneAction : uint8_t {
@@ -38,6 +42,7 @@ enum class ZoneState : uint8_t {
 };
 inline constexpr int kZoneStateCount = 7;
 
+std::string_view opcode_name(Opcode opcode);        // "read", "write", "append", ...
 std::string_view zone_state_name(ZoneState state);  // "implicitly-opened", ...
 std::optional<ZoneState> zone_state_from_name(std::string_view name);
 std::string_view zone_action_name(ZoneAction action);  // "open", ...

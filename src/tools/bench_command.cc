@@ -67,7 +67,7 @@ double fraction(uint64_t busy_ns, uint64_t span_ns) {
 Json device_json(const ZnsDevice& device, uint64_t span_ns) {
   const Flash& flash = device.flash();
   const FlashCounters& fc = flash.counters();
-  const ZnsCounters& zc = device.counters();
+  const HostCounters& zc = device.counters();
   uint64_t page = flash.page_size_bytes();
   auto programmed = [&](FlashCause cause) {
     return fc.program_pages[static_cast<size_t>(cause)] * page;

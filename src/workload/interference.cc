@@ -106,10 +106,8 @@ struct Failure {
 };
 
 std::string describe(const Command& c) {
-  std::string_view op = "read";
-  if (c.opcode == Opcode::kWrite) op = "write";
-  if (c.opcode == Opcode::kAppend) op = "append";
-  if (c.opcode == Opcode::kZoneManagementSend) op = zone_action_name(c.action);
+  std::string_view op =
+      c.opcode == Opcode::kZoneManagementSend ? zone_action_name(c.action) : opcode_name(c.opcode);
   return fmt::format("{} at LBA {} ({})", status_name(c.status), c.slba, op);
 }
 

@@ -96,17 +96,10 @@ class Engine final : public CompletionSink, public EventHandler {
 
  private:
   static std::string describe(const Command& c) {
-    switch (c.opcode) {
-      case Opcode::kRead:
-        return "read";
-      case Opcode::kWrite:
-        return "write";
-      case Opcode::kAppend:
-        return "append";
-      case Opcode::kZoneManagementSend:
-        return fmt::format("zone {}", zone_action_name(c.action));
+    if (c.opcode == Opcode::kZoneManagementSend) {
+      return fmt::format("zone {}", zone_action_name(c.action));
     }
-    return "?";
+    return std::string(opcode_name(c.opcode));
   }
 
   void pump(Clone& clone) {

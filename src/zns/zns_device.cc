@@ -10,9 +10,6 @@
 #include <utility>
 
 namespace zonelab {
-namespace {
-__extension__ typedef unsigned __int128 Uint128;
-}  // namespace
 
 ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& sim,
                      std::unique_ptr<Backing> backing)
@@ -24,6 +21,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       table_(layout.zone_count(), layout.zone_capacity_lbas(),
              static_cast<uint32_t>(config.zns.max_open),
              static_cast<uint32_t>(config.zns.max_active)),
+      queue_(config.host.queue_depth),
       map_(layout, config.zns.mapping_blocks == "lazy") {
   assert(backing_ != nullptr);
   info_.interface = "zns";
@@ -54,23 +52,10 @@ ZoneDescriptor ZnsDevice::zone(uint32_t index) const {
 void ZnsDevice::submit(Command& command) {
   assert(command.sink != nullptr);
   command.submit_ns = sim_.now_ns();
-  command.queue_next = nullptr;
-  if (inflight_ < config_.host.queue_depth) {
-    admit(command);
-    return;
-  }
-  // The device is busy with queue_depth commands: wait in submission order.
-  if (queue_tail_ != nullptr) {
-    queue_tail_->queue_next = &command;
-  } else {
-    queue_head_ = &command;
-  }
-  queue_tail_ = &command;
-  ++queued_;
+  if (queue_.offer(command)) admit(command);
 }
 
 void ZnsDevice::admit(Command& command) {
-  ++inflight_;
   if (is_host_io(command)) {
     ++host_io_inflight_;
     command.complete_ns = execute(command, sim_.now_ns());
@@ -98,24 +83,12 @@ void ZnsDevice::on_event(uint64_t tag) {
     return;
   }
   Command& command = *reinterpret_cast<Command*>(tag);
-  --inflight_;
+  queue_.release();
   if (is_host_io(command) && --host_io_inflight_ == 0) resume_parked_jobs();
   // Waiting commands take the freed slot before the completion is seen, so a
   // submitter that resubmits from its callback queues behind them.
-  while (queue_head_ != nullptr && inflight_ < config_.host.queue_depth) {
-    Command* next = queue_head_;
-    queue_head_ = next->queue_next;
-    if (queue_head_ == nullptr) queue_tail_ = nullptr;
-    --queued_;
-    admit(*next);
-  }
+  while (Command* next = queue_.admit_next()) admit(*next);
   command.sink->on_complete(command);
-}
-
-uint64_t ZnsDevice::link_ns(uint64_t bytes) const {
-  uint64_t bw = config_.host.link_bandwidth_bytes_per_s;
-  // ns = bytes * 1e9 / bw, rounded up, without overflow for sane sizes.
-  return static_cast<uint64_t>((static_cast<Uint128>(bytes) * 1'000'000'000ULL + bw - 1) / bw);
 }
 
 Status ZnsDevice::check_range(uint64_t slba, uint32_t nlb) const {
@@ -143,6 +116,9 @@ uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
       break;
     case Opcode::kZoneManagementSend:
       done = execute_zone_send(command, t0);
+      break;
+    case Opcode::kDeallocate:
+      command.status = Status::kInvalidField;  // zones are reset, not trimmed
       break;
   }
   ++counters_.statuses[static_cast<size_t>(command.status)];
@@ -532,7 +508,7 @@ void ZnsDevice::inject(uint32_t zone, ZoneState state) {
 }
 
 void ZnsDevice::reset_stats() {
-  counters_ = ZnsCounters{};
+  counters_ = HostCounters{};
   flash_.reset_stats();
   link_in_.reset_stats();
   link_out_.reset_stats();

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "flash/flash.h"
+#include "flash/host_interface.h"
 #include "sim/simulator.h"
 #include "store/backing.h"
 #include "store/image.h"
@@ -32,17 +33,7 @@
 
 namespace zonelab {
 
-struct ZnsCounters {
-  std::array<uint64_t, 4> commands{};  // by Opcode
-  std::array<uint64_t, kStatusCount> statuses{};
-  std::array<uint64_t, 6> zone_actions{};  // successful, by ZoneAction
-  uint64_t host_write_bytes = 0;
-  uint64_t host_read_bytes = 0;
-  uint64_t link_in_busy_ns = 0;
-  uint64_t link_out_busy_ns = 0;
-};
-
-class ZnsDevice final : public Device, private EventHandler {
+class ZnsDevice final : public ModeledDevice, private EventHandler {
  public:
   ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& sim,
             std::unique_ptr<Backing> backing);
@@ -54,18 +45,18 @@ class ZnsDevice final : public Device, private EventHandler {
   // Test hook: the media fails under a zone (read-only or offline).
   void inject(uint32_t zone, ZoneState state);
 
-  const Config& config() const { return config_; }
+  const Config& config() const override { return config_; }
   const ZoneLayout& layout() const { return layout_; }
   const ZoneTable& zones() const { return table_; }
   const BlockMap& block_map() const { return map_; }
-  const Flash& flash() const { return flash_; }
+  const Flash& flash() const override { return flash_; }
   Backing& backing() { return *backing_; }
   const Backing& backing() const { return *backing_; }
-  const ZnsCounters& counters() const { return counters_; }
-  uint32_t inflight() const { return inflight_; }
-  uint32_t queued() const { return queued_; }
-  // Clears counters and busy times (not state) before a measured run.
-  void reset_stats();
+  const HostCounters& counters() const override { return counters_; }
+  uint32_t inflight() const { return queue_.inflight(); }
+  uint32_t queued() const { return queue_.queued(); }
+  void reset_stats() override;
+  uint64_t implicit_closes() const override { return table_.implicit_closes(); }
 
   // Persistence through the device image.
   void export_state(ImageState& state) const;
@@ -126,7 +117,9 @@ class ZnsDevice final : public Device, private EventHandler {
   bool is_host_io(const Command& command) const {
     return command.opcode != Opcode::kZoneManagementSend;
   }
-  uint64_t link_ns(uint64_t bytes) const;
+  uint64_t link_ns(uint64_t bytes) const {
+    return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
+  }
   Status check_range(uint64_t slba, uint32_t nlb) const;
 
   Config config_;
@@ -136,13 +129,10 @@ class ZnsDevice final : public Device, private EventHandler {
   Flash flash_;
   ZoneTable table_;
   DeviceInfo info_;
-  ZnsCounters counters_;
+  HostCounters counters_;
   Timeline link_in_;
   Timeline link_out_;
-  uint32_t inflight_ = 0;
-  uint32_t queued_ = 0;
-  Command* queue_head_ = nullptr;
-  Command* queue_tail_ = nullptr;
+  SubmissionQueue queue_;
   BlockMap map_;
   struct PendingCommand {
     uint32_t parts = 0;

@@ -594,7 +594,7 @@ TEST(ZnsDevice, StatusCountersCountEveryCompletion) {
   ASSERT_EQ(d.write_zone(0, 1), kOk);
   ASSERT_EQ(d.write(d.start(0) + 5, 1), St::kZoneInvalidWrite);
   ASSERT_EQ(d.read(0, 1), kOk);
-  const ZnsCounters& n = d.dev->counters();
+  const HostCounters& n = d.dev->counters();
   EXPECT_EQ(n.statuses[static_cast<size_t>(St::kSuccess)], 2u);
   EXPECT_EQ(n.statuses[static_cast<size_t>(St::kZoneInvalidWrite)], 1u);
   EXPECT_EQ(n.commands[static_cast<size_t>(Opcode::kWrite)], 2u);

@@ -14,7 +14,12 @@ constexpr std::array<std::string_view, kZoneStateCount> kStateNames{
 constexpr std::array<std::string_view, 6> kActionNames{"none", "close", "finish",
                                                        "open", "reset", "offline"};
 
+constexpr std::array<std::string_view, kOpcodeCount> kOpcodeNames{
+    "read", "write", "append", "zone-management-send", "deallocate"};
+
 }  // namespace
+
+std::string_view opcode_name(Opcode opcode) { return kOpcodeNames[static_cast<size_t>(opcode)]; }
 
 std::string_view zone_state_name(ZoneState state) {
   return kStateNames[static_cast<size_t>(state)];
