@@ -9,6 +9,7 @@
 #include "tools/bench_command.h"
 #include "tools/cli.h"
 #include "tools/device_commands.h"
+#include "tools/experiment_command.h"
 #include "tools/interference_command.h"
 
 namespace zonelab::cli {
@@ -118,6 +119,9 @@ int main_impl(int argc, char** argv) {
   InterferenceOptions interference_options;
   add_interference_command(app, interference_options);
 
+  ExperimentOptions experiment_options;
+  add_experiment_command(app, experiment_options);
+
   bool presets_json = false;
   auto* presets = app.add_subcommand("presets", "list the shipped presets");
   presets->add_flag("--json", presets_json, "print JSON");
@@ -144,6 +148,7 @@ int main_impl(int argc, char** argv) {
   if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
+  if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
     return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);

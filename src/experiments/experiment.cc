@@ -1,0 +1,36 @@
+// The registry of experiment sets; see experiment.h.
+#include "experiments/experiment.h"
+
+namespace zonelab {
+
+std::span<const ExperimentSet> experiment_sets() {
+  static const ExperimentSet kSets[] = {
+      confznspp_experiments(),
+  };
+  return kSets;
+}
+
+const ExperimentSet* find_experiment_set(std::string_view name) {
+  for (const ExperimentSet& set : experiment_sets()) {
+    if (set.name == name) return &set;
+  }
+  return nullptr;
+}
+
+const Experiment* find_experiment(const ExperimentSet& set, std::string_view name) {
+  for (const Experiment& experiment : set.experiments) {
+    if (experiment.name == name) return &experiment;
+  }
+  return nullptr;
+}
+
+std::string experiment_set_names() {
+  std::string names;
+  for (const ExperimentSet& set : experiment_sets()) {
+    if (!names.empty()) names += ", ";
+    names += set.name;
+  }
+  return names;
+}
+
+}  // namespace zonelab

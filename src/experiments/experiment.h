@@ -1,0 +1,92 @@
+// Experiments: runs of the model that reproduce a paper's measurements,
+// grouped in named sets (`zonelab experiment run confznspp`). An experiment
+// is one function that returns a result table, the numbers the paper
+// reports beside the model's, and how to plot the table; a set is a list of
+// experiments. Adding an experiment to a set is one function and one row of
+// the set's table; adding a set is one file and one row in experiment.cc.
+//
+// Experiments run in virtual time and read no clock, so the same build
+// gives the same results to the last digit.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "experiments/table.h"
+#include "zonelab/result.h"
+
+namespace zonelab {
+
+// How the plotting tool (tools/plot/plot.py) draws a result table: one line
+// per distinct value of the `series` column, `y` against `x`.
+struct PlotSpec {
+  std::string x;
+  std::string y;
+  std::string series;
+  std::string xlabel;
+  std::string ylabel;
+  std::string series_label;
+  std::string title;
+  bool logx = false;
+  bool logy = false;
+};
+
+// One number the paper reports, beside the model's number for the same
+// quantity. `paper` is a constant written in the experiment's definition;
+// `measured` always comes from the run.
+struct Comparison {
+  std::string quantity;
+  std::string unit;
+  double paper = 0;
+  double measured = 0;
+  std::string note;  // where the two are not quite the same quantity
+};
+
+struct ExperimentResult {
+  Table table{{"empty"}};
+  nlohmann::ordered_json parameters = nlohmann::ordered_json::object();
+  PlotSpec plot;
+  std::vector<Comparison> comparisons;
+};
+
+struct RunOptions {
+  bool quick = false;                                   // a few points, for tests and CI
+  std::function<void(std::string_view line)> progress;  // may be empty
+
+  void report(std::string_view line) const {
+    if (progress) progress(line);
+  }
+};
+
+using ExperimentFn = Result<ExperimentResult> (*)(const RunOptions& options);
+
+struct Experiment {
+  std::string_view name;         // file names: NAME.csv, NAME.json, NAME.png
+  std::string_view title;        // one line
+  std::string_view source;       // e.g. "seed 003 §5.2, Fig. 9a"
+  std::string_view description;  // what is run and how it maps to the paper
+  ExperimentFn run;
+};
+
+struct ExperimentSet {
+  std::string_view name;  // what `zonelab experiment run NAME` takes
+  std::string_view title;
+  std::string_view source;
+  std::span<const Experiment> experiments;
+};
+
+// Every set, in the order `zonelab experiment list` prints them.
+std::span<const ExperimentSet> experiment_sets();
+const ExperimentSet* find_experiment_set(std::string_view name);
+const Experiment* find_experiment(const ExperimentSet& set, std::string_view name);
+// "confznspp, ..." for error messages.
+std::string experiment_set_names();
+
+// The sets, one file each.
+ExperimentSet confznspp_experiments();
+
+}  // namespace zonelab

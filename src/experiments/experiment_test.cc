@@ -1,0 +1,49 @@
+// The experiment registry: names are unique and findable, every experiment
+// has what the report and the plotting tool need.
+#include "experiments/experiment.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace zonelab {
+namespace {
+
+TEST(ExperimentRegistry, ListsConfznsppWithItsExperiments) {
+  const ExperimentSet* set = find_experiment_set("confznspp");
+  ASSERT_NE(set, nullptr);
+  EXPECT_NE(find_experiment(*set, "finish_occupancy"), nullptr);
+  EXPECT_NE(find_experiment(*set, "reset_occupancy"), nullptr);
+  EXPECT_EQ(find_experiment(*set, "nope"), nullptr);
+}
+
+TEST(ExperimentRegistry, UnknownNamesAreNotFound) {
+  EXPECT_EQ(find_experiment_set(""), nullptr);
+  EXPECT_EQ(find_experiment_set("ConfZNSpp"), nullptr);
+  EXPECT_NE(experiment_set_names().find("confznspp"), std::string::npos);
+}
+
+TEST(ExperimentRegistry, NamesAreUniqueFileNamesAndEveryEntryIsComplete) {
+  std::set<std::string_view> sets;
+  for (const ExperimentSet& set : experiment_sets()) {
+    EXPECT_TRUE(sets.insert(set.name).second) << set.name;
+    EXPECT_FALSE(set.title.empty());
+    EXPECT_FALSE(set.experiments.empty());
+    std::set<std::string_view> names;
+    for (const Experiment& e : set.experiments) {
+      EXPECT_TRUE(names.insert(e.name).second) << e.name;
+      EXPECT_EQ(e.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_"),
+                std::string_view::npos)
+          << e.name;
+      EXPECT_NE(e.name, "README");
+      EXPECT_FALSE(e.title.empty());
+      EXPECT_FALSE(e.source.empty());
+      EXPECT_FALSE(e.description.empty());
+      EXPECT_NE(e.run, nullptr);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zonelab

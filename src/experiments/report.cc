@@ -1,0 +1,159 @@
+// Experiment JSON documents and set reports; see report.h.
+#include "experiments/report.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <cmath>
+
+namespace zonelab {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json cell_json(const Cell& cell) {
+  return std::visit([](const auto& value) { return Json(value); }, cell);
+}
+
+Json plot_json(const PlotSpec& plot) {
+  return {{"x", plot.x},           {"y", plot.y},           {"series", plot.series},
+          {"xlabel", plot.xlabel}, {"ylabel", plot.ylabel}, {"series_label", plot.series_label},
+          {"title", plot.title},   {"logx", plot.logx},     {"logy", plot.logy}};
+}
+
+std::string escape_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void append_comparisons(std::string& md, const ExperimentResult& result) {
+  md += "| quantity | paper | measured | unit |\n|---|---:|---:|---|\n";
+  std::vector<std::string> notes;
+  for (const Comparison& c : result.comparisons) {
+    std::string mark;
+    if (!c.note.empty()) {
+      notes.push_back(c.note);
+      mark = fmt::format(" ({})", notes.size());
+    }
+    md += fmt::format("| {}{} | {} | {} | {} |\n", escape_cell(c.quantity), mark,
+                      format_number(c.paper), format_number(c.measured), c.unit);
+  }
+  md += "\n";
+  for (size_t i = 0; i < notes.size(); ++i) {
+    md += fmt::format("({}) {}\n", i + 1, notes[i]);
+  }
+  if (!notes.empty()) md += "\n";
+}
+
+// The plotted column as a grid: a row per x value, a column per series,
+// both in the order they first appear in the table.
+void append_grid(std::string& md, const ExperimentResult& result) {
+  const Table& table = result.table;
+  const PlotSpec& plot = result.plot;
+  auto xi = table.column(plot.x);
+  auto yi = table.column(plot.y);
+  auto si = table.column(plot.series);
+  if (!xi || !yi || !si) return;
+  std::vector<std::string> xs;
+  std::vector<std::string> series;
+  auto index_of = [](std::vector<std::string>& list, const std::string& value) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i] == value) return i;
+    }
+    list.push_back(value);
+    return list.size() - 1;
+  };
+  std::vector<std::vector<std::string>> grid;
+  for (const auto& row : table.rows()) {
+    auto x = cell_number(row[*xi]);
+    std::string x_text = x ? format_number(*x) : cell_text(row[*xi]);
+    size_t r = index_of(xs, x_text);
+    size_t c = index_of(series, cell_text(row[*si]));
+    if (grid.size() <= r) grid.resize(r + 1);
+    if (grid[r].size() <= c) grid[r].resize(c + 1);
+    auto y = cell_number(row[*yi]);
+    grid[r][c] = y ? format_number(*y) : cell_text(row[*yi]);
+  }
+  md += fmt::format("Measured {} by {} ({}):\n\n| {} |", plot.ylabel, plot.series_label, plot.y,
+                    escape_cell(plot.xlabel));
+  for (const auto& s : series) md += fmt::format(" {} |", escape_cell(s));
+  md += "\n|---:|";
+  for (size_t i = 0; i < series.size(); ++i) md += "---:|";
+  md += "\n";
+  for (size_t r = 0; r < xs.size(); ++r) {
+    md += fmt::format("| {} |", xs[r]);
+    for (size_t c = 0; c < series.size(); ++c) {
+      md += fmt::format(" {} |", c < grid[r].size() && !grid[r][c].empty() ? grid[r][c] : "-");
+    }
+    md += "\n";
+  }
+  md += "\n";
+}
+
+}  // namespace
+
+std::string format_number(double value) {
+  assert(std::isfinite(value));
+  std::string text = fmt::format("{:.6g}", value);
+  if (text.find('e') == std::string::npos) return text;
+  // Very small or large magnitudes: plain digits read better in a table.
+  return fmt::format("{:.6f}", value);
+}
+
+Json experiment_json(const ExperimentSet& set, const ExperimentRun& run, bool quick) {
+  const Experiment& e = *run.experiment;
+  const ExperimentResult& r = run.result;
+  Json j;
+  j["set"] = set.name;
+  j["experiment"] = e.name;
+  j["title"] = e.title;
+  j["source"] = e.source;
+  j["description"] = e.description;
+  j["quick"] = quick;
+  j["parameters"] = r.parameters;
+  Json comparisons = Json::array();
+  for (const Comparison& c : r.comparisons) {
+    Json item = {
+        {"quantity", c.quantity}, {"unit", c.unit}, {"paper", c.paper}, {"measured", c.measured}};
+    if (!c.note.empty()) item["note"] = c.note;
+    comparisons.push_back(item);
+  }
+  j["comparison"] = comparisons;
+  j["columns"] = r.table.columns();
+  Json rows = Json::array();
+  for (const auto& row : r.table.rows()) {
+    Json cells = Json::array();
+    for (const Cell& cell : row) cells.push_back(cell_json(cell));
+    rows.push_back(cells);
+  }
+  j["rows"] = rows;
+  j["plot"] = plot_json(r.plot);
+  j["files"] = {{"csv", fmt::format("{}.csv", e.name)}, {"png", fmt::format("{}.png", e.name)}};
+  return j;
+}
+
+std::string set_report_markdown(const ExperimentSet& set, const std::vector<ExperimentRun>& runs,
+                                const std::string& command, bool quick) {
+  std::string md = fmt::format("# {}: {} ({})\n\n", set.name, set.title, set.source);
+  md += fmt::format(
+      "Regenerate with `{}`. The \"paper\" columns are the numbers the paper reports, written "
+      "into the experiment definitions; the \"measured\" columns come from running the "
+      "model.{}\n\n",
+      command, quick ? " This is a quick run: fewer points than the full experiment." : "");
+  for (const ExperimentRun& run : runs) {
+    const Experiment& e = *run.experiment;
+    md += fmt::format("## {}: {} ({})\n\n{}\n\n", e.name, e.title, e.source, e.description);
+    if (run.plotted) md += fmt::format("![{}]({}.png)\n\n", e.name, e.name);
+    append_comparisons(md, run.result);
+    append_grid(md, run.result);
+    md += fmt::format("Data: [{0}.csv]({0}.csv), [{0}.json]({0}.json).\n\n", e.name);
+  }
+  md.pop_back();  // one newline at the end
+  return md;
+}
+
+}  // namespace zonelab

@@ -1,0 +1,76 @@
+// Experiment documents and set reports: the paper's numbers beside the
+// measured ones, the data, the plot spec, and nothing that varies by run.
+#include "experiments/report.h"
+
+#include <gtest/gtest.h>
+
+namespace zonelab {
+namespace {
+
+Result<ExperimentResult> fake_run(const RunOptions&) {
+  ExperimentResult r;
+  r.table = Table({"mode", "x", "y"});
+  r.table.add_row({std::string("a"), 1.0, 10.0});
+  r.table.add_row({std::string("b"), 1.0, 20.0});
+  r.table.add_row({std::string("a"), 2.0, 5.0});
+  r.plot = {.x = "x",
+            .y = "y",
+            .series = "mode",
+            .xlabel = "x axis",
+            .ylabel = "y axis",
+            .series_label = "mode",
+            .title = "fake"};
+  r.comparisons = {{"y at 1, mode a", "ms", 9.5, 10.0, "approximately"}};
+  r.parameters["knob"] = 3;
+  return r;
+}
+
+constexpr Experiment kFake[] = {{"fake", "A fake", "seed 0 Fig. 1", "What it does.", fake_run}};
+const ExperimentSet kSet{"fakes", "Fakes", "seed 0", kFake};
+
+ExperimentRun run_fake(bool plotted) {
+  return ExperimentRun{&kFake[0], *fake_run(RunOptions{}), plotted};
+}
+
+TEST(Report, JsonHoldsTheDataTheComparisonAndThePlotSpec) {
+  auto j = experiment_json(kSet, run_fake(true), false);
+  EXPECT_EQ(j["experiment"], "fake");
+  EXPECT_EQ(j["columns"].size(), 3u);
+  EXPECT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][1][0], "b");
+  EXPECT_EQ(j["comparison"][0]["paper"], 9.5);
+  EXPECT_EQ(j["comparison"][0]["measured"], 10.0);
+  EXPECT_EQ(j["plot"]["series"], "mode");
+  EXPECT_EQ(j["files"]["png"], "fake.png");
+  EXPECT_EQ(j["parameters"]["knob"], 3);
+}
+
+TEST(Report, MarkdownPutsPaperBesideMeasuredAndNamesTheCommand) {
+  std::vector<ExperimentRun> runs;
+  runs.push_back(run_fake(true));
+  std::string md = set_report_markdown(kSet, runs, "zonelab experiment run fakes", false);
+  EXPECT_NE(md.find("`zonelab experiment run fakes`"), std::string::npos);
+  EXPECT_NE(md.find("| y at 1, mode a (1) | 9.5 | 10 | ms |"), std::string::npos) << md;
+  EXPECT_NE(md.find("(1) approximately"), std::string::npos);
+  EXPECT_NE(md.find("![fake](fake.png)"), std::string::npos);
+  // The grid: a row per x, a column per series, "-" where a series has no point.
+  EXPECT_NE(md.find("| x axis | a | b |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 10 | 20 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 | 5 | - |"), std::string::npos) << md;
+}
+
+TEST(Report, NoImageLinkWithoutAPlot) {
+  std::vector<ExperimentRun> runs;
+  runs.push_back(run_fake(false));
+  EXPECT_EQ(set_report_markdown(kSet, runs, "c", false).find(".png"), std::string::npos);
+}
+
+TEST(Report, NumbersForPeople) {
+  EXPECT_EQ(format_number(77.015), "77.015");
+  EXPECT_EQ(format_number(48.230825699), "48.2308");
+  EXPECT_EQ(format_number(0.000728653), "0.000728653");
+  EXPECT_EQ(format_number(4.1), "4.1");
+}
+
+}  // namespace
+}  // namespace zonelab

@@ -1,0 +1,309 @@
+// The experiment command; see experiment_command.h.
+#include "tools/experiment_command.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "experiments/experiment.h"
+#include "experiments/report.h"
+
+extern char** environ;
+
+namespace zonelab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifndef ZONELAB_SOURCE_DIR
+#define ZONELAB_SOURCE_DIR "."
+#endif
+
+int run_list(bool json) {
+  if (json) {
+    Json out = status_json(Status::kSuccess);
+    Json sets = Json::array();
+    for (const ExperimentSet& set : experiment_sets()) {
+      Json members = Json::array();
+      for (const Experiment& e : set.experiments) {
+        members.push_back({{"name", e.name}, {"title", e.title}, {"source", e.source}});
+      }
+      sets.push_back(
+          {{"name", set.name}, {"title", set.title}, {"source", set.source}, {"members", members}});
+    }
+    out["experiments"] = sets;
+    print_json(out);
+    return kExitOk;
+  }
+  for (const ExperimentSet& set : experiment_sets()) {
+    fmt::print("{:<20} {} ({})\n", set.name, set.title, set.source);
+    for (const Experiment& e : set.experiments) {
+      fmt::print("  {:<18} {} ({})\n", e.name, e.title, e.source);
+    }
+  }
+  return kExitOk;
+}
+
+// A word as a POSIX shell would need it quoted.
+std::string shell_word(const std::string& word) {
+  bool plain = !word.empty() && word.find_first_not_of(
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789_./-+=:,@%") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string regenerate_command(const ExperimentOptions& o) {
+  std::string command = "zonelab experiment run " + shell_word(o.name);
+  if (o.quick) command += " --quick";
+  if (!o.out.empty()) command += " --out " + shell_word(o.out);
+  for (const std::string& only : o.only) command += " --only " + shell_word(only);
+  if (o.no_plots) command += " --no-plots";
+  return command;
+}
+
+// Makes the directory and proves it takes a new file.
+Outcome prepare_out_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("--out {}: {}", dir.string(), ec.message())};
+  if (!fs::is_directory(dir, ec)) {
+    return Error{fmt::format("--out {}: not a directory", dir.string())};
+  }
+  fs::path probe = dir / ".zonelab-write-probe";
+  {
+    std::ofstream file(probe, std::ios::binary | std::ios::trunc);
+    if (!file) return Error{fmt::format("--out {}: cannot write there", dir.string())};
+  }
+  fs::remove(probe, ec);
+  return Outcome::success();
+}
+
+Outcome write_file(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(text.data(), static_cast<std::streamsize>(text.size()));
+  file.close();
+  if (!file) return Error{fmt::format("cannot write {}", path.string())};
+  return Outcome::success();
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' ? std::string(value) : fallback;
+}
+
+// The last non-empty line of a process's output, for a one-line warning.
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  return one_line(text.substr(start, end + 1 - start));
+}
+
+// Runs the plotting tool on the experiments' JSON files. Empty on success;
+// otherwise why it failed, in one line.
+std::string run_plotter(const std::vector<fs::path>& json_files) {
+  std::string source_dir = ZONELAB_SOURCE_DIR;
+  std::string venv_python = source_dir + "/.venv/bin/python";
+  std::error_code ec;
+  std::string python =
+      env_or("ZONELAB_PYTHON", fs::exists(venv_python, ec) ? venv_python : std::string("python3"));
+  std::string script = env_or("ZONELAB_PLOT", source_dir + "/tools/plot/plot.py");
+  std::vector<std::string> args = {python, script};
+  for (const auto& path : json_files) args.push_back(path.string());
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return fmt::format("pipe: {}", std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  if (spawned != 0) {
+    close(pipe_fds[0]);
+    return fmt::format("cannot run {}: {}", python, std::strerror(spawned));
+  }
+  std::string output;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    output.append(buffer, static_cast<size_t>(n));
+    if (output.size() > 65536) output.erase(0, output.size() - 65536);  // keep the tail
+  }
+  close(pipe_fds[0]);
+  int wait_status = 0;
+  while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return "";
+  std::string why = last_line(output);
+  if (why.empty()) why = fmt::format("{} {} failed", python, script);
+  return why;
+}
+
+Json comparison_json(const Comparison& c) {
+  return {{"quantity", c.quantity}, {"unit", c.unit}, {"paper", c.paper}, {"measured", c.measured}};
+}
+
+void print_summary(const ExperimentSet& set, const std::vector<ExperimentRun>& runs,
+                   const fs::path& dir) {
+  fmt::print("{}: results in {} (README.md, {} experiment(s))\n", set.name, dir.string(),
+             runs.size());
+  for (const ExperimentRun& run : runs) {
+    fmt::print("{}: {} ({})\n", run.experiment->name, run.experiment->title,
+               run.experiment->source);
+    for (const Comparison& c : run.result.comparisons) {
+      fmt::print("  {:<58} paper {:>9} {:<3} measured {:>9} {}\n", c.quantity,
+                 format_number(c.paper), c.unit, format_number(c.measured), c.unit);
+    }
+  }
+}
+
+int run_set(const ExperimentOptions& o) {
+  const ExperimentSet* set = find_experiment_set(o.name);
+  if (set == nullptr) {
+    return bad_input(fmt::format("unknown experiment '{}' (available: {})", one_line(o.name),
+                                 experiment_set_names()));
+  }
+  std::vector<const Experiment*> selected;
+  for (const Experiment& e : set->experiments) {
+    bool wanted = o.only.empty();
+    for (const std::string& only : o.only) wanted = wanted || only == e.name;
+    if (wanted) selected.push_back(&e);
+  }
+  for (const std::string& only : o.only) {
+    if (find_experiment(*set, only) == nullptr) {
+      std::string names;
+      for (const Experiment& e : set->experiments)
+        names += (names.empty() ? "" : ", ") + std::string(e.name);
+      return bad_input(fmt::format("--only: {} has no experiment '{}' (it has: {})", set->name,
+                                   one_line(only), names));
+    }
+  }
+  const fs::path dir =
+      o.out.empty() ? fs::path("results") / std::string(set->name) : fs::path(o.out);
+  auto prepared = prepare_out_dir(dir);
+  if (!prepared) return bad_input(prepared.error());
+
+  RunOptions options;
+  options.quick = o.quick;
+  options.progress = [&](std::string_view line) { fmt::print(stderr, "{}/{}\n", set->name, line); };
+  std::vector<ExperimentRun> runs;
+  std::vector<fs::path> json_files;
+  for (const Experiment* e : selected) {
+    auto result = e->run(options);
+    if (!result) {
+      fmt::print(stderr, "zonelab: internal error: {}/{}: {}\n", set->name, e->name,
+                 result.error());
+      return kExitInternal;
+    }
+    ExperimentRun run{e, std::move(result).value(), false};
+    fs::path base = dir / std::string(e->name);
+    auto csv = write_file(base.string() + ".csv", run.result.table.to_csv());
+    if (!csv) return bad_input(csv.error());
+    json_files.push_back(base.string() + ".json");
+    auto json = write_file(json_files.back(), experiment_json(*set, run, o.quick).dump(2) + "\n");
+    if (!json) return bad_input(json.error());
+    runs.push_back(std::move(run));
+  }
+
+  std::string plots = "skipped";
+  if (!o.no_plots) {
+    std::error_code ec;
+    for (const ExperimentRun& run : runs)
+      fs::remove(dir / fmt::format("{}.png", run.experiment->name), ec);
+    fmt::print(stderr, "{}: plotting\n", set->name);
+    std::string failure = run_plotter(json_files);
+    if (failure.empty()) {
+      plots = "written";
+      for (ExperimentRun& run : runs) {
+        run.plotted = fs::exists(dir / fmt::format("{}.png", run.experiment->name), ec);
+      }
+    } else {
+      plots = "failed";
+      fmt::print(stderr,
+                 "zonelab: warning: no plots ({}); CSV, JSON and README.md are written; run "
+                 "`make plot-deps` to install the plotting tool's Python packages\n",
+                 failure);
+    }
+  }
+  auto report = write_file(dir / "README.md",
+                           set_report_markdown(*set, runs, regenerate_command(o), o.quick));
+  if (!report) return bad_input(report.error());
+
+  if (o.json) {
+    Json out = status_json(Status::kSuccess);
+    out["experiment"] = set->name;
+    out["out"] = dir.string();
+    out["quick"] = o.quick;
+    out["plots"] = plots;
+    Json list = Json::array();
+    for (const ExperimentRun& run : runs) {
+      std::string name(run.experiment->name);
+      Json files = {{"csv", name + ".csv"},
+                    {"json", name + ".json"},
+                    {"png", run.plotted ? Json(name + ".png") : Json(nullptr)}};
+      Json comparisons = Json::array();
+      for (const Comparison& c : run.result.comparisons) comparisons.push_back(comparison_json(c));
+      list.push_back({{"name", name}, {"files", files}, {"comparison", comparisons}});
+    }
+    out["experiments"] = list;
+    out["report"] = "README.md";
+    print_json(out);
+  } else {
+    print_summary(*set, runs, dir);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_experiment_command(CLI::App& app, ExperimentOptions& o) {
+  auto* experiment = app.add_subcommand(
+      "experiment", "reproduce a paper's measurements: CSV, JSON, PNG plots and a report");
+  experiment->require_subcommand(1);
+  o.list = experiment->add_subcommand("list", "list the experiments");
+  o.list->add_flag("--json", o.json, "print JSON");
+  o.run = experiment->add_subcommand("run", "run an experiment and write its results");
+  o.run->add_option("NAME", o.name, "experiment (see `zonelab experiment list`)")->required();
+  o.run->add_flag("--quick", o.quick, "a few points only (seconds; what the tests run)");
+  o.run->add_option("--out", o.out, "output directory (default: results/NAME)");
+  o.run->add_option("--only", o.only, "run only this member experiment (repeatable)")
+      ->allow_extra_args(false);
+  o.run->add_flag("--no-plots", o.no_plots, "do not run the plotting tool");
+  o.run->add_flag("--json", o.json, "print a JSON summary");
+}
+
+int run_experiment_command(const ExperimentOptions& o) {
+  if (o.list != nullptr && o.list->parsed()) return run_list(o.json);
+  return run_set(o);
+}
+
+}  // namespace zonelab::cli

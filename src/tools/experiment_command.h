@@ -1,0 +1,28 @@
+// `zonelab experiment list|run`: runs a set of experiments (src/experiments)
+// and writes, into the output directory, NAME.csv and NAME.json for each
+// experiment, NAME.png through the plotting tool (tools/plot/plot.py, run
+// as a separate Python process) and README.md for the set.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+
+namespace zonelab::cli {
+
+struct ExperimentOptions {
+  CLI::App* list = nullptr;
+  CLI::App* run = nullptr;
+  bool json = false;
+  std::string name;
+  bool quick = false;
+  std::string out;  // default: results/NAME
+  bool no_plots = false;
+  std::vector<std::string> only;
+};
+
+void add_experiment_command(CLI::App& app, ExperimentOptions& options);
+int run_experiment_command(const ExperimentOptions& options);
+
+}  // namespace zonelab::cli

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Tests of plot.py. The table and spec handling needs only the standard
+library; drawing a PNG is tested when matplotlib is importable and skipped
+otherwise."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import plot  # noqa: E402
+
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+SPEC = {"x": "occupancy_percent", "y": "latency_ms", "series": "erase",
+        "xlabel": "zone occupancy (% of capacity)", "ylabel": "reset latency (ms)",
+        "series_label": "erase", "title": "reset", "logx": False, "logy": False}
+CSV = ("erase,occupancy_percent,latency_ms\n"
+       "full,50,77.015\nfull,0.0015,77.015\npartial,0.0015,3.515\npartial,50,38.515\n")
+
+
+def write_experiment(directory, csv_text=CSV, spec=SPEC):
+    with open(os.path.join(directory, "e.csv"), "w", encoding="utf-8") as f:
+        f.write(csv_text)
+    path = os.path.join(directory, "e.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"plot": spec, "files": {"csv": "e.csv", "png": "e.png"}}, f)
+    return path
+
+
+class SeriesTest(unittest.TestCase):
+    def test_groups_rows_by_series_in_first_seen_order_sorted_by_x(self):
+        with tempfile.TemporaryDirectory() as d:
+            rows = plot.read_table(os.path.join(os.path.dirname(write_experiment(d)), "e.csv"))
+        series = plot.series_points(rows, SPEC)
+        self.assertEqual(list(series), ["full", "partial"])
+        self.assertEqual(series["full"], [(0.0015, 77.015), (50.0, 77.015)])
+        self.assertEqual(series["partial"], [(0.0015, 3.515), (50.0, 38.515)])
+
+    def test_a_missing_column_is_bad_input(self):
+        with self.assertRaises(plot.BadInput):
+            plot.series_points([{"erase": "full", "latency_ms": "1"}], SPEC)
+
+    def test_a_document_without_a_plot_spec_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "e.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({"files": {"csv": "e.csv", "png": "e.png"}}, f)
+            with self.assertRaises(plot.BadInput):
+                plot.load_experiment(path)
+
+    def test_without_matplotlib_it_exits_3_with_one_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write_experiment(d)
+            code = ("import runpy, sys; sys.modules['matplotlib'] = None; "
+                    f"sys.argv = ['plot.py', {path!r}]; "
+                    f"runpy.run_path({os.path.join(HERE, 'plot.py')!r}, run_name='__main__')")
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            self.assertEqual(done.returncode, plot.EXIT_NO_MATPLOTLIB)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "e.png")))
+
+
+@unittest.skipUnless(HAS_MATPLOTLIB, "matplotlib is not installed (make plot-deps)")
+class DrawTest(unittest.TestCase):
+    def test_writes_a_small_png(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write_experiment(d)
+            self.assertEqual(plot.main(["plot.py", path]), 0)
+            with open(os.path.join(d, "e.png"), "rb") as f:
+                data = f.read()
+            self.assertTrue(data.startswith(b"\x89PNG\r\n\x1a\n"))
+            self.assertLess(len(data), 80 * 1024)
+
+    def test_same_input_same_bytes(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write_experiment(d, spec=dict(SPEC, logy=True))
+            png = os.path.join(d, "e.png")
+            self.assertEqual(plot.main(["plot.py", path]), 0)
+            with open(png, "rb") as f:
+                first = f.read()
+            self.assertEqual(plot.main(["plot.py", path]), 0)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(), first)
+
+    def test_a_bad_table_exits_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write_experiment(d, csv_text="erase,occupancy_percent,latency_ms\nfull,x,1\n")
+            self.assertEqual(plot.main(["plot.py", path]), plot.EXIT_BAD_INPUT)
+
+
+if __name__ == "__main__":
+    unittest.main()
