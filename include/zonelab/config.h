@@ -71,7 +71,7 @@ struct BlockConfig {
   uint64_t overprovisioning_bp = 700;
   std::string gc = "greedy";  // victim selection: "greedy" or "cost-benefit"
   uint64_t streams = 1;       // write streams, each with its own open blocks
-  uint64_t gc_watermark = 4;  // a plane with fewer free blocks collects garbage
+  uint64_t gc_watermark = 2;  // a plane with fewer free blocks collects garbage
 };
 
 struct StoreConfig {

@@ -69,6 +69,9 @@ class Command {
   uint8_t* data = nullptr;  // nlb * lba_size bytes, or null: no data moves
   CompletionSink* sink = nullptr;
   uint64_t user_tag = 0;
+  // Streams directive: the write stream a write belongs to (the block
+  // interface keeps each stream in its own blocks; ZNS ignores it).
+  uint16_t stream = 0;
 
   // What the device answers.
   Status status = Status::kSuccess;

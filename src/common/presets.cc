@@ -52,7 +52,7 @@ erase_on = "zone"
 overprovisioning = "7%"
 gc = "greedy"
 streams = 1
-gc_watermark = 4
+gc_watermark = 2
 [store]
 backing = ""
 )";
@@ -101,7 +101,7 @@ erase_on = "zone"
 overprovisioning = "7%"
 gc = "greedy"
 streams = 1
-gc_watermark = 4
+gc_watermark = 2
 [store]
 backing = ""
 )";
@@ -150,7 +150,7 @@ erase_on = "zone"
 overprovisioning = "7%"
 gc = "greedy"
 streams = 1
-gc_watermark = 4
+gc_watermark = 2
 [store]
 backing = ""
 )";
@@ -199,7 +199,7 @@ erase_on = "zone"
 overprovisioning = "7%"
 gc = "greedy"
 streams = 1
-gc_watermark = 4
+gc_watermark = 2
 [store]
 backing = ""
 )";
@@ -248,7 +248,7 @@ erase_on = "zone"
 overprovisioning = "7%"
 gc = "greedy"
 streams = 1
-gc_watermark = 4
+gc_watermark = 2
 [store]
 backing = ""
 )";

@@ -11,9 +11,10 @@ namespace zonelab {
 namespace {
 
 // Blocks each plane keeps besides host data: an open block per stream, one
-// for GC, the watermark, and one more so GC always has room to move into.
+// for GC, and the watermark (at least one, so GC always has a block to move
+// into).
 uint64_t reserved_blocks_per_plane(const Config& c) {
-  return c.block.streams + 1 + c.block.gc_watermark + 1;
+  return c.block.streams + 1 + c.block.gc_watermark;
 }
 
 // The L2P and P2L maps take 4 bytes per LBA each; bound them.

@@ -40,7 +40,7 @@ TEST(Ftl, HostCapacityIsTheFlashOverOnePlusOverprovisioning) {
 }
 
 TEST(Ftl, TooLittleSpareIsRefused) {
-  Config c = tiny("1%");  // the reserve needs 5 of 128 blocks per plane, more than 1%
+  Config c = tiny("1%");  // the reserve needs 4 of 128 blocks per plane, more than 1%
   auto host = Ftl::host_lbas(c);
   ASSERT_FALSE(host.ok());
   EXPECT_NE(host.error().find("block.overprovisioning"), std::string::npos) << host.error();

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "common/units.h"
+#include "conv/conv_device.h"
+#include "workload/device_factory.h"
 #include "workload/runner.h"
 
 namespace zonelab::cli {
@@ -64,7 +66,7 @@ double fraction(uint64_t busy_ns, uint64_t span_ns) {
   return std::round(static_cast<double>(busy_ns) / static_cast<double>(span_ns) * 1e6) / 1e6;
 }
 
-Json device_json(const ZnsDevice& device, uint64_t span_ns) {
+Json device_json(const ModeledDevice& device, uint64_t span_ns) {
   const Flash& flash = device.flash();
   const FlashCounters& fc = flash.counters();
   const HostCounters& zc = device.counters();
@@ -100,7 +102,17 @@ Json device_json(const ZnsDevice& device, uint64_t span_ns) {
     dies.push_back(fraction(flash.die_busy_ns(d), span_ns));
   j["channel_busy"] = channels;
   j["die_busy"] = dies;
-  j["implicit_closes"] = device.zones().implicit_closes();
+  j["implicit_closes"] = device.implicit_closes();
+  if (const auto* conv = dynamic_cast<const ConvDevice*>(&device)) {
+    const FtlCounters& f = conv->ftl().counters();
+    uint64_t lba = device.info().lba_size_bytes;
+    j["ftl"] = {{"gc_victims", f.gc_runs},
+                {"gc_moved_bytes", f.gc_moved_lbas * lba},
+                {"foreground_gc", f.foreground_gc},
+                {"trimmed_bytes", f.trimmed_lbas * lba},
+                {"valid_bytes", conv->ftl().valid_lbas() * lba},
+                {"host_capacity_bytes", device.info().capacity_lbas * lba}};
+  }
   return j;
 }
 
@@ -203,6 +215,7 @@ int run_bench(const BenchOptions& o) {
   }
 
   std::unique_ptr<Session> session;
+  std::unique_ptr<ModeledDevice> owned;  // a device without an image
   if (!o.image.empty()) {
     auto opened = open_session(o.image);
     if (!opened) return bad_input(opened.error());
@@ -211,11 +224,11 @@ int run_bench(const BenchOptions& o) {
     auto config = resolve_config(o.config);
     if (!config) return bad_input(config.error());
     session = std::make_unique<Session>();
-    auto device = make_zns_device(*config, session->sim);
+    auto device = make_device(*config, session->sim);
     if (!device) return bad_input(device.error());
-    session->device = std::move(device).value();
+    owned = std::move(device).value();
   }
-  ZnsDevice& device = *session->device;
+  ModeledDevice& device = owned ? *owned : *session->device;
   auto checked = check_jobs(jobs, device.info());
   if (!checked) return bad_input(checked.error());
 

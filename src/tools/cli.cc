@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/rng.h"
+#include "workload/device_factory.h"
 
 namespace zonelab::cli {
 
@@ -41,8 +42,8 @@ Result<Config> resolve_config(const ConfigOptions& options) {
     auto outcome = apply_override(config, assignment);
     if (!outcome) return Error{outcome.error()};
   }
-  auto layout = ZoneLayout::make(config);
-  if (!layout) return Error{layout.error()};
+  auto checked = check_device_config(config);
+  if (!checked) return Error{checked.error()};
   return config;
 }
 

@@ -19,8 +19,10 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   const FlashConfig& f = c.flash;
   const ZnsConfig& z = c.zns;
   if (c.interface != "zns") {
-    return Error{
-        fmt::format("interface '{}' is not available; use interface = \"zns\"", c.interface)};
+    return Error{fmt::format(
+        "interface '{}' has no zones to lay out; device images, zone commands and interference "
+        "runs take interface = \"zns\" (the block interface runs in bench and experiments)",
+        c.interface)};
   }
   if (f.channels == 0 || f.dies_per_channel == 0 || f.planes_per_die == 0 ||
       f.blocks_per_plane == 0 || f.pages_per_block == 0) {

@@ -1,0 +1,213 @@
+// The conventional SSD; see conv_device.h.
+#include "conv/conv_device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace zonelab {
+
+Result<ConvGeometry> conv_geometry(const Config& c) {
+  if (c.interface != "block") return Error{"internal: conv_geometry needs interface = block"};
+  const FlashConfig& f = c.flash;
+  if (f.channels == 0 || f.dies_per_channel == 0 || f.planes_per_die == 0 ||
+      f.blocks_per_plane == 0 || f.pages_per_block == 0) {
+    return Error{"flash geometry: channels, dies, planes, blocks and pages must all be > 0"};
+  }
+  auto host = Ftl::host_lbas(c);
+  if (!host) return Error{host.error()};
+  uint64_t lba = c.host.lba_size_bytes;
+  if (c.zns.zone_capacity_bytes == 0 || c.zns.zone_capacity_bytes % lba != 0) {
+    return Error{fmt::format(
+        "zns.zone_capacity ({} bytes) must be a non-zero multiple of host.lba_size; the block "
+        "interface uses it for its zoned view",
+        c.zns.zone_capacity_bytes)};
+  }
+  ConvGeometry g;
+  g.host_lbas = *host;
+  g.zone_capacity_lbas = c.zns.zone_capacity_bytes / lba;
+  uint64_t zones = g.host_lbas / g.zone_capacity_lbas;
+  if (zones == 0) {
+    return Error{fmt::format(
+        "the host capacity ({} LBAs after over-provisioning) holds no zone of zns.zone_capacity "
+        "({} LBAs)",
+        g.host_lbas, g.zone_capacity_lbas)};
+  }
+  g.zone_count = static_cast<uint32_t>(std::min<uint64_t>(zones, UINT32_MAX));
+  if (c.host.queue_depth == 0) return Error{"host.queue_depth must be > 0"};
+  if (c.host.link_bandwidth_bytes_per_s == 0) return Error{"host.link_bandwidth must be > 0"};
+  return g;
+}
+
+ConvDevice::ConvDevice(const Config& config, uint64_t zone_capacity_lbas, Simulator& sim,
+                       std::unique_ptr<Backing> backing)
+    : config_(config),
+      sim_(sim),
+      backing_(std::move(backing)),
+      flash_(config.flash),
+      ftl_(config, flash_),
+      queue_(config.host.queue_depth) {
+  assert(backing_ != nullptr);
+  uint64_t zones = ftl_.lba_count() / zone_capacity_lbas;
+  info_.interface = "block";
+  info_.lba_size_bytes = config.host.lba_size_bytes;
+  info_.zone_size_lbas = zone_capacity_lbas;
+  info_.zone_capacity_lbas = zone_capacity_lbas;
+  info_.zone_count = static_cast<uint32_t>(zones);
+  info_.capacity_lbas = zones * zone_capacity_lbas;
+  info_.zasl_lbas = 0;  // no Zone Append
+  wp_.assign(zones, 0);
+}
+
+ZoneDescriptor ConvDevice::zone(uint32_t index) const {
+  ZoneDescriptor d;
+  d.zone = index;
+  d.start_lba = index * info_.zone_size_lbas;
+  d.capacity_lbas = info_.zone_capacity_lbas;
+  d.wp_lba = d.start_lba + wp_[index];
+  d.state = wp_[index] == 0                          ? ZoneState::kEmpty
+            : wp_[index] == info_.zone_capacity_lbas ? ZoneState::kFull
+                                                     : ZoneState::kImplicitlyOpened;
+  return d;
+}
+
+void ConvDevice::submit(Command& command) {
+  assert(command.sink != nullptr);
+  command.submit_ns = sim_.now_ns();
+  if (queue_.offer(command)) admit(command);
+}
+
+void ConvDevice::admit(Command& command) {
+  command.complete_ns = execute(command, sim_.now_ns() + config_.host.command_overhead_ns);
+  sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+}
+
+void ConvDevice::on_event(uint64_t tag) {
+  Command& command = *reinterpret_cast<Command*>(tag);
+  queue_.release();
+  while (Command* next = queue_.admit_next()) admit(*next);
+  command.sink->on_complete(command);
+}
+
+void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
+  ftl_.trim(lba, nlb);
+  // The backing forgets whole zones only; a part-trimmed zone keeps stale
+  // bytes that are never read, since the FTL answers zeros for them.
+  uint64_t zone_lbas = info_.zone_size_lbas;
+  uint64_t first = (lba + zone_lbas - 1) / zone_lbas;
+  uint64_t end = (lba + nlb) / zone_lbas;
+  if (end > first) backing_->discard(first * zone_lbas, (end - first) * zone_lbas);
+}
+
+uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
+  ++counters_.commands[static_cast<size_t>(c.opcode)];
+  c.status = Status::kSuccess;
+  c.result_lba = 0;
+  uint64_t done = t0;
+  uint64_t lba_bytes = info_.lba_size_bytes;
+  bool data_command =
+      c.opcode == Opcode::kRead || c.opcode == Opcode::kWrite || c.opcode == Opcode::kDeallocate;
+  if (data_command &&
+      (c.nlb == 0 || c.slba >= info_.capacity_lbas || c.nlb > info_.capacity_lbas - c.slba)) {
+    c.status = c.nlb == 0 ? Status::kInvalidField : Status::kLbaOutOfRange;
+  } else if (c.opcode == Opcode::kWrite && c.stream >= config_.block.streams) {
+    c.status = Status::kInvalidField;  // no such stream
+  } else {
+    switch (c.opcode) {
+      case Opcode::kWrite: {
+        uint64_t bytes = c.nlb * lba_bytes;
+        uint64_t received = link_in_.reserve(t0, link_ns(bytes));
+        done = std::max(received, ftl_.write(c.slba, c.nlb, c.stream, received));
+        counters_.host_write_bytes += bytes;
+        uint64_t zone_lbas = info_.zone_size_lbas;
+        for (uint64_t lba = c.slba; lba < c.slba + c.nlb;) {
+          uint64_t z = lba / zone_lbas;
+          uint64_t end = std::min(c.slba + c.nlb, (z + 1) * zone_lbas);
+          if (backing_->stores_data()) {
+            backing_->write(lba, static_cast<uint32_t>(end - lba),
+                            c.data == nullptr ? nullptr : c.data + (lba - c.slba) * lba_bytes);
+          }
+          wp_[z] = std::max(wp_[z], end - z * zone_lbas);
+          lba = end;
+        }
+        break;
+      }
+      case Opcode::kRead: {
+        uint64_t bytes = c.nlb * lba_bytes;
+        done = link_out_.reserve(ftl_.read(c.slba, c.nlb, t0), link_ns(bytes));
+        counters_.host_read_bytes += bytes;
+        if (c.data != nullptr) {
+          for (uint32_t i = 0; i < c.nlb; ++i) {
+            uint8_t* out = c.data + i * lba_bytes;
+            if (backing_->stores_data() && ftl_.where(c.slba + i) != Ftl::kUnmapped) {
+              backing_->read(c.slba + i, 1, out);
+            } else {
+              std::memset(out, 0, lba_bytes);
+            }
+          }
+        }
+        break;
+      }
+      case Opcode::kDeallocate:
+        trim(c.slba, c.nlb);
+        counters_.deallocated_bytes += c.nlb * lba_bytes;
+        break;
+      case Opcode::kZoneManagementSend: {
+        uint64_t zone_lbas = info_.zone_size_lbas;
+        if (c.action != ZoneAction::kOpen && c.action != ZoneAction::kClose &&
+            c.action != ZoneAction::kFinish && c.action != ZoneAction::kReset) {
+          c.status = Status::kInvalidField;
+        } else if (!c.select_all && (c.slba >= info_.capacity_lbas || c.slba % zone_lbas != 0)) {
+          c.status = c.slba >= info_.capacity_lbas ? Status::kLbaOutOfRange : Status::kInvalidField;
+        } else {
+          uint64_t first = c.select_all ? 0 : c.slba / zone_lbas;
+          uint64_t end = c.select_all ? wp_.size() : first + 1;
+          for (uint64_t z = first; z < end; ++z) {
+            if (c.action == ZoneAction::kReset && wp_[z] != 0) {
+              trim(z * zone_lbas, zone_lbas);  // seed 000 §5.1: reset = trim the range
+              wp_[z] = 0;
+            } else if (c.action == ZoneAction::kFinish) {
+              wp_[z] = zone_lbas;
+            }
+          }
+          ++counters_.zone_actions[static_cast<size_t>(c.action)];
+        }
+        break;
+      }
+      case Opcode::kAppend:
+        c.status = Status::kInvalidField;  // a block device has no Zone Append
+        break;
+    }
+  }
+  ++counters_.statuses[static_cast<size_t>(c.status)];
+  return done;
+}
+
+void ConvDevice::reset_stats() {
+  counters_ = HostCounters{};
+  flash_.reset_stats();
+  ftl_.reset_stats();
+  link_in_.reset_stats();
+  link_out_.reset_stats();
+}
+
+Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim) {
+  auto geometry = conv_geometry(config);
+  if (!geometry) return Error{geometry.error()};
+  if (config.store.backing == "file") {
+    return Error{
+        "the block interface keeps its data in memory or nowhere: store.backing = "
+        "\"memory\" or \"none\""};
+  }
+  std::unique_ptr<Backing> backing =
+      config.store.backing == "memory"
+          ? make_memory_backing(config.host.lba_size_bytes, geometry->zone_capacity_lbas,
+                                geometry->zone_capacity_lbas, geometry->zone_count)
+          : make_none_backing();
+  return std::make_unique<ConvDevice>(config, geometry->zone_capacity_lbas, sim,
+                                      std::move(backing));
+}
+
+}  // namespace zonelab

@@ -1,0 +1,74 @@
+// The conventional (block-interface) SSD: the same flash and host interface
+// as the ZNS device, with a page-mapped FTL in between (see ftl.h).
+//
+// Any LBA may be written at any time; Dataset Management deallocate (TRIM)
+// unmaps a range. So that one job runs on both interfaces, the device also
+// answers zone queries with a *zoned view* (seed 000 §5.1): the host
+// capacity cut into LBA ranges of zns.zone_capacity, each with a write
+// pointer that follows the highest LBA written since its last reset. A zone
+// reset deallocates the range; finish moves the pointer to the end; open and
+// close change nothing. Nothing is enforced: a write anywhere succeeds. Zone
+// Append has no meaning here and is refused with INVALID_FIELD.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "conv/ftl.h"
+#include "flash/host_interface.h"
+#include "sim/simulator.h"
+#include "store/backing.h"
+
+namespace zonelab {
+
+class ConvDevice final : public ModeledDevice, private EventHandler {
+ public:
+  ConvDevice(const Config& config, uint64_t zone_capacity_lbas, Simulator& sim,
+             std::unique_ptr<Backing> backing);
+
+  void submit(Command& command) override;
+  const DeviceInfo& info() const override { return info_; }
+  ZoneDescriptor zone(uint32_t index) const override;
+
+  const Config& config() const override { return config_; }
+  const Flash& flash() const override { return flash_; }
+  const HostCounters& counters() const override { return counters_; }
+  void reset_stats() override;
+  const Ftl& ftl() const { return ftl_; }
+
+ private:
+  void on_event(uint64_t tag) override;
+  void admit(Command& command);
+  uint64_t execute(Command& command, uint64_t t0);
+  uint64_t link_ns(uint64_t bytes) const {
+    return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
+  }
+  void trim(uint64_t lba, uint64_t nlb);
+
+  Config config_;
+  Simulator& sim_;
+  std::unique_ptr<Backing> backing_;
+  Flash flash_;
+  Ftl ftl_;
+  DeviceInfo info_;
+  HostCounters counters_;
+  Timeline link_in_;
+  Timeline link_out_;
+  SubmissionQueue queue_;
+  std::vector<uint64_t> wp_;  // the zoned view: per zone, zone-relative
+};
+
+// The zoned view's geometry, checked: zones of zns.zone_capacity over the
+// host capacity the over-provisioning leaves.
+struct ConvGeometry {
+  uint64_t host_lbas = 0;
+  uint64_t zone_capacity_lbas = 0;
+  uint32_t zone_count = 0;
+};
+Result<ConvGeometry> conv_geometry(const Config& config);
+
+// Builds a conventional device (store.backing none or memory).
+Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim);
+
+}  // namespace zonelab

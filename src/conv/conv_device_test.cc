@@ -1,0 +1,200 @@
+// The conventional SSD: host capacity after over-provisioning, the zoned view
+// (seed 000 §5.1: reset = trim of the range), data through trim, and the
+// timing a host write sees on an idle device.
+#include "conv/conv_device.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "workload/device_factory.h"
+#include "workload/runner.h"
+
+namespace zonelab {
+namespace {
+
+class Sink final : public CompletionSink {
+ public:
+  void on_complete(Command&) override {}
+};
+
+Config block_config(const std::vector<std::string>& overrides = {}) {
+  Config c = *preset_config("small");
+  EXPECT_TRUE(apply_override(c, "interface=block").ok());
+  EXPECT_TRUE(apply_override(c, "store.backing=memory").ok());
+  for (const auto& kv : overrides) EXPECT_TRUE(apply_override(c, kv).ok()) << kv;
+  return c;
+}
+
+struct Rig {
+  explicit Rig(const Config& config) {
+    auto made = make_conv_device(config, sim);
+    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error());
+    device = std::move(made).value();
+  }
+  Command run(Opcode op, uint64_t slba, uint32_t nlb, uint8_t* data = nullptr,
+              ZoneAction action = ZoneAction::kNone) {
+    Command c;
+    c.opcode = op;
+    c.slba = slba;
+    c.nlb = nlb;
+    c.data = data;
+    c.action = action;
+    c.sink = &sink;
+    device->submit(c);
+    sim.run();
+    return c;
+  }
+  Simulator sim;
+  Sink sink;
+  std::unique_ptr<ConvDevice> device;
+};
+
+TEST(ConvDevice, HostCapacityIsWholeZonesOfTheOverprovisionedFlash) {
+  for (const char* op : {"7%", "28%"}) {
+    Config c = block_config({std::string("block.overprovisioning=") + op});
+    Rig rig(c);
+    auto host = Ftl::host_lbas(c);
+    ASSERT_TRUE(host.ok());
+    const DeviceInfo& info = rig.device->info();
+    EXPECT_EQ(info.interface, "block");
+    EXPECT_EQ(info.zone_capacity_lbas, c.zns.zone_capacity_bytes / c.host.lba_size_bytes);
+    EXPECT_EQ(info.zone_count, *host / info.zone_capacity_lbas);
+    EXPECT_EQ(info.capacity_lbas, info.zone_count * info.zone_capacity_lbas);
+  }
+  // More over-provisioning, fewer zones.
+  Rig seven(block_config({"block.overprovisioning=7%"}));
+  Rig twenty_eight(block_config({"block.overprovisioning=28%"}));
+  EXPECT_GT(seven.device->info().zone_count, twenty_eight.device->info().zone_count);
+}
+
+TEST(ConvDevice, ZonedViewFollowsWritesAndResetTrimsTheRange) {
+  Rig rig(block_config());
+  uint64_t cap = rig.device->info().zone_capacity_lbas;
+  EXPECT_EQ(rig.device->zone(1).state, ZoneState::kEmpty);
+  ASSERT_EQ(rig.run(Opcode::kWrite, cap, 8).status, Status::kSuccess);
+  EXPECT_EQ(rig.device->zone(1).wp_lba, cap + 8);
+  EXPECT_EQ(rig.device->zone(1).state, ZoneState::kImplicitlyOpened);
+  // Not enforced: a write away from the pointer succeeds and moves it on.
+  ASSERT_EQ(rig.run(Opcode::kWrite, cap + 100, 4).status, Status::kSuccess);
+  EXPECT_EQ(rig.device->zone(1).wp_lba, cap + 104);
+  EXPECT_NE(rig.device->ftl().where(cap), Ftl::kUnmapped);
+  ASSERT_EQ(rig.run(Opcode::kZoneManagementSend, cap, 0, nullptr, ZoneAction::kReset).status,
+            Status::kSuccess);
+  EXPECT_EQ(rig.device->zone(1).state, ZoneState::kEmpty);
+  EXPECT_EQ(rig.device->ftl().where(cap), Ftl::kUnmapped);
+  EXPECT_EQ(rig.device->ftl().where(cap + 100), Ftl::kUnmapped);
+  ASSERT_EQ(rig.run(Opcode::kZoneManagementSend, cap, 0, nullptr, ZoneAction::kFinish).status,
+            Status::kSuccess);
+  EXPECT_EQ(rig.device->zone(1).state, ZoneState::kFull);
+  EXPECT_TRUE(rig.device->ftl().consistent());
+}
+
+TEST(ConvDevice, DataSurvivesAPartialTrimAndTrimmedBlocksReadZeros) {
+  Rig rig(block_config());
+  uint64_t lba_bytes = rig.device->info().lba_size_bytes;
+  std::vector<uint8_t> data(16 * lba_bytes);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 1);
+  ASSERT_EQ(rig.run(Opcode::kWrite, 40, 16, data.data()).status, Status::kSuccess);
+  ASSERT_EQ(rig.run(Opcode::kDeallocate, 44, 4).status, Status::kSuccess);
+  std::vector<uint8_t> back(16 * lba_bytes, 0xAA);
+  ASSERT_EQ(rig.run(Opcode::kRead, 40, 16, back.data()).status, Status::kSuccess);
+  for (uint64_t i = 0; i < 16; ++i) {
+    bool trimmed = i >= 4 && i < 8;
+    for (uint64_t b = 0; b < lba_bytes; ++b) {
+      uint8_t want = trimmed ? 0 : data[i * lba_bytes + b];
+      ASSERT_EQ(back[i * lba_bytes + b], want) << "lba " << 40 + i;
+    }
+  }
+  EXPECT_EQ(rig.device->counters().deallocated_bytes, 4 * lba_bytes);
+}
+
+TEST(ConvDevice, BadCommandsAreRefused) {
+  Rig rig(block_config());
+  uint64_t cap = rig.device->info().capacity_lbas;
+  EXPECT_EQ(rig.run(Opcode::kAppend, 0, 1).status, Status::kInvalidField);
+  EXPECT_EQ(rig.run(Opcode::kWrite, cap, 1).status, Status::kLbaOutOfRange);
+  EXPECT_EQ(rig.run(Opcode::kRead, cap - 1, 2).status, Status::kLbaOutOfRange);
+  EXPECT_EQ(rig.run(Opcode::kWrite, 0, 0).status, Status::kInvalidField);
+  EXPECT_EQ(rig.run(Opcode::kZoneManagementSend, 1, 0, nullptr, ZoneAction::kReset).status,
+            Status::kInvalidField);
+  EXPECT_EQ(rig.run(Opcode::kZoneManagementSend, 0, 0, nullptr, ZoneAction::kOffline).status,
+            Status::kInvalidField);
+}
+
+TEST(ConvDevice, StreamsKeepTheirDataInTheirOwnBlocks) {
+  Rig rig(block_config({"block.streams=2", "block.overprovisioning=28%"}));
+  auto write = [&](uint64_t lba, uint16_t stream) {
+    Command c;
+    c.opcode = Opcode::kWrite;
+    c.slba = lba;
+    c.nlb = 4;  // one 16 KiB page
+    c.stream = stream;
+    c.sink = &rig.sink;
+    rig.device->submit(c);
+    rig.sim.run();
+    return c.status;
+  };
+  ASSERT_EQ(write(0, 0), Status::kSuccess);
+  ASSERT_EQ(write(1000, 1), Status::kSuccess);
+  EXPECT_EQ(write(2000, 2), Status::kInvalidField);
+  const Ftl& ftl = rig.device->ftl();
+  uint64_t pages_per_block = rig.device->config().flash.pages_per_block;
+  // Both went to the first plane in turn, each into its stream's own block.
+  uint64_t block_a = ftl.where(0) / ftl.lbas_per_page() / pages_per_block;
+  uint64_t block_b = ftl.where(1000) / ftl.lbas_per_page() / pages_per_block;
+  EXPECT_NE(block_a, block_b);
+}
+
+TEST(ConvDevice, ZnsDeviceRefusesDeallocate) {
+  Config c = *preset_config("small");
+  ASSERT_TRUE(apply_override(c, "store.backing=none").ok());
+  Simulator sim;
+  auto device = std::move(make_device(c, sim)).value();
+  Sink sink;
+  Command trim;
+  trim.opcode = Opcode::kDeallocate;
+  trim.nlb = 1;
+  trim.sink = &sink;
+  device->submit(trim);
+  sim.run();
+  EXPECT_EQ(trim.status, Status::kInvalidField);
+}
+
+TEST(ConvDevice, AnIdlePageWriteSeesOverheadLinkTransferAndProgram) {
+  Config c = block_config();
+  Rig rig(c);
+  auto lpp = static_cast<uint32_t>(c.flash.page_size_bytes / c.host.lba_size_bytes);
+  Command w = rig.run(Opcode::kWrite, 0, lpp);
+  uint64_t link = link_time_ns(c.flash.page_size_bytes, c.host.link_bandwidth_bytes_per_s);
+  EXPECT_EQ(w.latency_ns(), c.host.command_overhead_ns + link + c.flash.transfer_latency_ns +
+                                c.flash.program_latency_ns);
+}
+
+TEST(ConvDevice, OneJobRunsOnBothInterfaces) {
+  JobSpec job;
+  job.kind = JobKind::kWrite;
+  job.block_size_bytes = 64 << 10;
+  job.numjobs = 2;
+  job.zones = std::pair<uint32_t, uint32_t>{0, 7};
+  job.size_percent = 200;
+  for (const char* interface : {"zns", "block"}) {
+    Config c = *preset_config("small");
+    ASSERT_TRUE(apply_override(c, std::string("interface=") + interface).ok());
+    ASSERT_TRUE(apply_override(c, "store.backing=none").ok());
+    Simulator sim;
+    auto device = make_device(c, sim);
+    ASSERT_TRUE(device.ok()) << device.error();
+    ASSERT_TRUE(check_jobs({job}, (*device)->info()).ok());
+    RunResult run = run_jobs(**device, sim, {job}, 1);
+    ASSERT_EQ(run.jobs.size(), 1u);
+    EXPECT_EQ(run.jobs[0].errors, 0u) << interface << ": " << run.jobs[0].first_error;
+    EXPECT_EQ(run.jobs[0].bytes,
+              2 * 8 * (*device)->info().zone_capacity_lbas * (*device)->info().lba_size_bytes)
+        << interface;
+    EXPECT_GT(run.jobs[0].resets, 0u) << interface;
+  }
+}
+
+}  // namespace
+}  // namespace zonelab
