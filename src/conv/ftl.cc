@@ -115,11 +115,13 @@ int64_t Ftl::open_block(uint32_t plane, uint32_t opener) {
 
 uint64_t Ftl::program(uint32_t owner, uint32_t plane, uint32_t opener, uint64_t ready_ns,
                       FlashCause cause) {
+  bool copyback = cause == FlashCause::kGc;
   int64_t b = open_block(plane, opener);
   assert(b >= 0);
   Block& block = block_[block_index(plane, static_cast<uint32_t>(b))];
   uint32_t page = block.next_page++;
-  uint64_t done = flash_.program(plane, ready_ns, cause);
+  uint64_t done = copyback ? flash_.copyback_program(plane, ready_ns, cause)
+                           : flash_.program(plane, ready_ns, cause);
   auto first = static_cast<uint32_t>(
       ((static_cast<uint64_t>(plane) * blocks_ + static_cast<uint64_t>(b)) * pages_ + page) *
       lbas_per_page_);
@@ -140,15 +142,28 @@ uint64_t Ftl::program(uint32_t owner, uint32_t plane, uint32_t opener, uint64_t 
   return done;
 }
 
+// Dynamic allocation: the plane that is free soonest (ties: the next in
+// turn after the last one used), so host writes flow around a plane that GC
+// keeps busy. A plane without a free block is passed over.
 uint32_t Ftl::next_plane(uint32_t stream) {
-  for (uint32_t tries = 0; tries < plane_count_; ++tries) {
-    uint32_t plane = plane_order_[cursor_[stream]];
-    cursor_[stream] = (cursor_[stream] + 1) % plane_count_;
-    if (open_block(plane, stream) >= 0) return plane;
-    ++counters_.skipped_planes;
+  int64_t best = -1;
+  uint64_t best_free_at = UINT64_MAX;
+  for (uint32_t k = 0; k < plane_count_; ++k) {
+    uint32_t turn = (cursor_[stream] + k) % plane_count_;
+    uint32_t plane = plane_order_[turn];
+    uint64_t free_at = flash_.plane_free_at_ns(plane);
+    if (free_at >= best_free_at) continue;
+    if (open_block(plane, stream) < 0) {
+      ++counters_.skipped_planes;
+      continue;
+    }
+    best = turn;
+    best_free_at = free_at;
   }
-  assert(false && "every plane is out of blocks despite the reserve");
-  return plane_order_[0];
+  assert(best >= 0 && "every plane is out of blocks despite the reserve");
+  auto turn = static_cast<uint32_t>(std::max<int64_t>(best, 0));
+  cursor_[stream] = (turn + 1) % plane_count_;
+  return plane_order_[turn];
 }
 
 uint64_t Ftl::write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_ns) {
@@ -158,13 +173,7 @@ uint64_t Ftl::write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_
     unmap(lba + i);
     buffer(stream, static_cast<uint32_t>(lba + i));
     if (buffers_[stream].lbas.size() < lbas_per_page_) continue;
-    uint32_t plane = plane_order_[cursor_[stream]];
-    if (open_block(plane, stream) < 0) {
-      // The plane ran out of blocks: collect now, in the write's way.
-      ++counters_.foreground_gc;
-      done = std::max(done, collect(plane, ready_ns));
-    }
-    plane = next_plane(stream);
+    uint32_t plane = next_plane(stream);
     done = std::max(done, program(stream, plane, stream, ready_ns, FlashCause::kHost));
     if (planes_[plane].free.size() < watermark_) collect(plane, ready_ns);
   }
@@ -216,7 +225,7 @@ uint64_t Ftl::collect(uint32_t plane, uint64_t ready_ns) {
       }
       if (moved == 0) continue;
       counters_.gc_moved_lbas += moved;
-      read_done = std::max(read_done, flash_.read(plane, ready_ns, moved * lba_bytes_));
+      read_done = std::max(read_done, flash_.copyback_read(plane, ready_ns));
     }
     Block& block = block_[block_index(plane, vb)];
     assert(block.valid == 0);

@@ -3,19 +3,21 @@
 //
 // The mapping unit is one logical block (LBA). Writes gather in a page
 // buffer per write stream; a full buffer is programmed to the next page of
-// the stream's open block on the next plane in turn (channels first, then
-// dies, then planes, as a ZNS stripe), so sequential writes spread over
-// every plane. A rewritten or trimmed LBA leaves an invalid slot behind.
+// the stream's open block on the plane that is free soonest (dynamic
+// allocation; ties go round the planes channels first, then dies, then
+// planes, as a ZNS stripe), so writes spread over every plane and flow
+// around a plane busy with GC. A rewritten or trimmed LBA leaves an invalid
+// slot behind.
 //
 // Garbage collection is per plane: when a plane has fewer free blocks than
 // block.gc_watermark, it picks victims among its full blocks — the fewest
 // valid LBAs (greedy) or the best (1 - u) / 2u x age (cost-benefit) — reads
-// their valid pages, programs them into the plane's GC block and erases the
-// victim, until it has one block more than the watermark. GC reads,
-// programs and erases go on the same channel and plane timelines as host
-// I/O, so a host write queued behind them waits: foreground GC. Programs and
-// erases are counted by cause (host, gc), so write amplification reads off
-// the flash counters.
+// their valid pages, programs them into the plane's GC block (copyback: the
+// plane works, the channel does not) and erases the victim, until it has one block more than the
+// watermark. GC reads, programs and erases go on the same channel and plane timelines as host I/O:
+// host pages go to other planes while they can, and wait once GC keeps every plane busy (foreground
+// GC: throughput drops). Programs and erases are counted by cause (host, gc), so write
+// amplification reads off the flash counters.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +34,6 @@ struct FtlCounters {
   uint64_t gc_runs = 0;         // victims collected
   uint64_t gc_moved_lbas = 0;   // valid LBAs copied by GC
   uint64_t trimmed_lbas = 0;    // LBAs a trim unmapped
-  uint64_t foreground_gc = 0;   // times a write found a plane with no free block
   uint64_t skipped_planes = 0;  // times a full plane was passed over
 };
 

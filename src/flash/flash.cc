@@ -60,6 +60,22 @@ uint64_t Flash::erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCa
   return done;
 }
 
+uint64_t Flash::copyback_read(uint32_t plane, uint64_t ready_ns) {
+  assert(plane < plane_.size());
+  uint64_t done = plane_[plane].reserve(ready_ns, read_ns_);
+  die_busy_[die_of_plane(plane)].add(done - read_ns_, done);
+  ++counters_.read_pages;
+  return done;
+}
+
+uint64_t Flash::copyback_program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
+  assert(plane < plane_.size());
+  uint64_t done = plane_[plane].reserve(ready_ns, program_ns_);
+  die_busy_[die_of_plane(plane)].add(done - program_ns_, done);
+  ++counters_.program_pages[static_cast<size_t>(cause)];
+  return done;
+}
+
 uint64_t Flash::drained_at_ns() const {
   uint64_t latest = 0;
   for (const auto& t : channel_) latest = std::max(latest, t.free_at_ns());

@@ -53,9 +53,16 @@ class Flash {
   uint64_t read(uint32_t plane, uint64_t ready_ns, uint64_t bytes);
   uint64_t program(uint32_t plane, uint64_t ready_ns, FlashCause cause);
   uint64_t erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCause cause);
+  // Copyback inside a plane (garbage collection): a page is sensed into the
+  // plane's register (tR) and programmed from it (tPROG); neither crosses
+  // the channel.
+  uint64_t copyback_read(uint32_t plane, uint64_t ready_ns);
+  uint64_t copyback_program(uint32_t plane, uint64_t ready_ns, FlashCause cause);
 
   const FlashCounters& counters() const { return counters_; }
   uint64_t channel_busy_ns(uint32_t channel) const { return channel_[channel].busy_ns(); }
+  // When a plane is next free of the work reserved on it.
+  uint64_t plane_free_at_ns(uint32_t plane) const { return plane_[plane].free_at_ns(); }
   uint64_t die_busy_ns(uint32_t die) const { return die_busy_[die].busy_ns(); }
   uint32_t erase_count(uint32_t plane, uint32_t block) const {
     return erase_counts_[static_cast<size_t>(plane) * blocks_per_plane_ + block];

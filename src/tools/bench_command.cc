@@ -28,6 +28,9 @@ constexpr JobFlag kJobFlags[] = {
     {"size", "bytes or % of the range's capacity, for the whole job (default: one pass)"},
     {"runtime", "stop issuing after this much virtual time, e.g. 2s"},
     {"rate", "the job's bandwidth limit, e.g. 100MiB/s"},
+    {"zone_order", "writers: next zone sequential (default) or random"},
+    {"log_interval", "log the bandwidth per interval, e.g. 1s (JSON bw_log)"},
+    {"stream", "write stream (block interface with block.streams > 1)"},
     {"name", "job name in the output"},
 };
 
@@ -58,6 +61,9 @@ Json job_json(const JobResult& r) {
   if (r.resets != 0) j["reset_lat_ns"] = latency_json(r.reset_latency_ns);
   j["errors"] = r.errors;
   if (r.errors != 0) j["first_error"] = r.first_error;
+  if (r.spec.log_interval_ns != 0) {
+    j["bw_log"] = {{"interval_ns", r.spec.log_interval_ns}, {"bytes", r.bw_log}};
+  }
   return j;
 }
 
@@ -108,7 +114,6 @@ Json device_json(const ModeledDevice& device, uint64_t span_ns) {
     uint64_t lba = device.info().lba_size_bytes;
     j["ftl"] = {{"gc_victims", f.gc_runs},
                 {"gc_moved_bytes", f.gc_moved_lbas * lba},
-                {"foreground_gc", f.foreground_gc},
                 {"trimmed_bytes", f.trimmed_lbas * lba},
                 {"valid_bytes", conv->ftl().valid_lbas() * lba},
                 {"host_capacity_bytes", device.info().capacity_lbas * lba}};

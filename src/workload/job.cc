@@ -100,6 +100,23 @@ Outcome set_job_option(JobSpec& job, std::string_view key, std::string_view valu
     if (!rate || *rate == 0)
       return Error{fmt::format("rate = '{}': expected a rate such as 100MiB/s", value)};
     job.rate_bytes_per_s = *rate;
+  } else if (key == "zone_order") {
+    if (value != "sequential" && value != "random") {
+      return Error{
+          fmt::format("zone_order = '{}': expected sequential or random", one_line(value, 32))};
+    }
+    job.random_zones = value == "random";
+  } else if (key == "log_interval") {
+    auto ns = parse_time_ns(value);
+    if (!ns || *ns < 1000)
+      return Error{fmt::format("log_interval = '{}': expected a time of 1us or more, such as 100ms",
+                               one_line(value, 32))};
+    job.log_interval_ns = *ns;
+  } else if (key == "stream") {
+    auto n = parse_count(value);
+    if (!n || *n > 65535)
+      return Error{fmt::format("stream = '{}': expected 0-65535", one_line(value, 32))};
+    job.stream = static_cast<uint16_t>(*n);
   } else if (key == "stonewall") {
     if (value != "true" && value != "false") return Error{"stonewall must be true or false"};
     job.stonewall = value == "true";

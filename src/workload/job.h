@@ -33,6 +33,11 @@ struct JobSpec {
   uint64_t runtime_ns = 0;        // 0: no time limit
   uint64_t rate_bytes_per_s = 0;  // 0: unlimited
   bool stonewall = false;         // start after every earlier job has finished
+  // Writers: the zone after a full one is the next of the clone's zones in
+  // order, or one of them at random (seed 000 §5.1: "a new zone is chosen").
+  bool random_zones = false;
+  uint64_t log_interval_ns = 0;  // > 0: bandwidth per interval (fio's bw log)
+  uint16_t stream = 0;           // the write stream (block interface)
 };
 
 // Sets one job option from text (shared by CLI flags and job files).

@@ -80,8 +80,14 @@ class Engine final : public CompletionSink, public EventHandler {
       r.reset_latency_ns.record(command.latency_ns());
     } else {
       ++r.ops;
-      r.bytes += command.nlb * info_.lba_size_bytes;
+      uint64_t bytes = command.nlb * info_.lba_size_bytes;
+      r.bytes += bytes;
       r.latency_ns.record(command.latency_ns());
+      if (uint64_t interval = clone.spec->log_interval_ns; interval != 0) {
+        auto bucket = static_cast<size_t>((command.complete_ns - r.start_ns) / interval);
+        if (r.bw_log.size() <= bucket) r.bw_log.resize(bucket + 1, 0);
+        r.bw_log[bucket] += bytes;
+      }
     }
     clone.free_slots.push_back(&slot);
     if (progress_ && commands_ % kProgressEvery == 0) progress_(sim_.now_ns(), commands_);
@@ -209,6 +215,7 @@ class Engine final : public CompletionSink, public EventHandler {
     c.opcode = opcode;
     c.slba = at_zone_start ? start : start + clone.offset_lbas;
     c.nlb = static_cast<uint32_t>(nlb);
+    c.stream = clone.spec->stream;
     clone.offset_lbas += nlb;
     clone.issued_bytes += nlb * info_.lba_size_bytes;
   }
@@ -248,7 +255,9 @@ class Engine final : public CompletionSink, public EventHandler {
   }
 
   void advance(Clone& clone) {
-    clone.cursor = (clone.cursor + 1) % clone.zones.size();
+    bool random = clone.spec->random_zones && clone.spec->kind != JobKind::kRead;
+    clone.cursor = random ? static_cast<size_t>(clone.rng->below(clone.zones.size()))
+                          : (clone.cursor + 1) % clone.zones.size();
     clone.entered = false;
     clone.offset_lbas = 0;
   }

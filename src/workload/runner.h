@@ -34,6 +34,8 @@ struct JobResult {
   // means the job could not be planned (e.g. nothing to read).
   Status first_status = Status::kSuccess;
   std::string first_error;  // "ZONE_INVALID_WRITE at LBA 123 (write)"
+  // With spec.log_interval_ns: bytes completed in each interval from start_ns.
+  std::vector<uint64_t> bw_log;
 
   double seconds() const {
     return end_ns > start_ns ? static_cast<double>(end_ns - start_ns) / 1e9 : 0.0;
