@@ -1,6 +1,7 @@
 # zonelab: `make test` installs what is missing, builds and runs every test;
 # `make demo` builds and runs the main job; `make experiments` regenerates
-# experiments/confznspp (CSV, JSON, PNG, README.md).
+# experiments/confznspp and experiments/block-tax/results (CSV, JSON, PNG,
+# README.md).
 BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -49,6 +50,7 @@ $(VENV)/.requirements-installed: tools/plot/requirements.txt
 
 experiments: build plot-deps
 	$(BUILD)/zonelab experiment run confznspp --out experiments/confznspp
+	$(BUILD)/zonelab experiment run block-tax --out experiments/block-tax/results
 
 fuzz: deps
 	scripts/fuzz.sh

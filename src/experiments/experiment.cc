@@ -6,6 +6,7 @@ namespace zonelab {
 std::span<const ExperimentSet> experiment_sets() {
   static const ExperimentSet kSets[] = {
       confznspp_experiments(),
+      block_tax_experiments(),
   };
   return kSets;
 }

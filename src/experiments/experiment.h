@@ -88,5 +88,6 @@ std::string experiment_set_names();
 
 // The sets, one file each.
 ExperimentSet confznspp_experiments();
+ExperimentSet block_tax_experiments();
 
 }  // namespace zonelab
