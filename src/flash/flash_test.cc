@@ -81,6 +81,19 @@ TEST_F(FlashTest, ProgramIsTransferThenProgram) {
   EXPECT_EQ(flash_.program(plane(0, 0, 0), 0, FlashCause::kHost), xfer_ + tprog_);
 }
 
+TEST_F(FlashTest, CopybackOccupiesThePlaneButNotTheChannel) {
+  uint32_t p = plane(0, 0, 0);
+  uint64_t sensed = flash_.copyback_read(p, 0);
+  EXPECT_EQ(sensed, tr_);
+  EXPECT_EQ(flash_.copyback_program(p, sensed, FlashCause::kGc), tr_ + tprog_);
+  EXPECT_EQ(flash_.plane_free_at_ns(p), tr_ + tprog_);
+  EXPECT_EQ(flash_.channel_busy_ns(0), 0u);
+  // A host program on another plane of the channel does not wait for it.
+  EXPECT_EQ(flash_.program(plane(0, 0, 1), 0, FlashCause::kHost), xfer_ + tprog_);
+  EXPECT_EQ(flash_.counters().program_pages[static_cast<size_t>(FlashCause::kGc)], 1u);
+  EXPECT_EQ(flash_.counters().read_pages, 1u);
+}
+
 TEST_F(FlashTest, EraseIsTheEraseLatencyOnThePlane) {
   EXPECT_EQ(flash_.erase(plane(0, 0, 0), 2, 0, FlashCause::kReset), tbers_);
 }
