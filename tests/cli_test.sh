@@ -151,6 +151,21 @@ expect "lazy reset leaves stale pages" "j['block_map']['stale_pages']>0 and j['w
 check "preemptive reset config" 0 "$Z" config --preset confznspp --set zns.reset.preemptive=true --json
 expect "preemptive reset config" "j['config']['zns']['reset']['preemptive'] is True"
 
+# The conventional SSD: bench runs it and reports its FTL; images hold ZNS
+# devices only; an over-provisioning that leaves no spare is refused.
+check "bench block interface" 0 "$Z" bench --preset small --set interface=block --rw write --bs 64KiB --iodepth 4 --numjobs 4 --zone_order random --size 300% --json
+expect "bench block interface" "j['device']['ftl']['gc_victims']>0 and j['device']['write_amplification']>1 and j['jobs'][0]['errors']==0"
+check "bench block log" 0 "$Z" bench --preset small --set interface=block --rw write --bs 64KiB --size 100% --log_interval 100ms --json
+expect "bench block log" "sum(j['jobs'][0]['bw_log']['bytes'])==j['jobs'][0]['bytes']"
+check "block image refused" 2 "$Z" create blk.img --preset small --set interface=block
+one_line_error "block image refused"
+[ ! -e blk.img ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused block image left a file"; }
+check "block OP too small" 2 "$Z" bench --preset small --set interface=block --set block.overprovisioning=1% --rw write
+check "block OP malformed" 2 "$Z" config --set block.overprovisioning=lots
+check "bad zone_order" 2 "$Z" bench --preset small --rw write --zone_order backwards
+check "block config" 0 "$Z" config --preset small --set interface=block --set block.gc=cost-benefit --json
+expect "block config" "j['config']['interface']=='block' and j['config']['block']['gc']=='cost-benefit' and j['config']['block']['overprovisioning']=='7%'"
+
 # Benchmarks: JSON fields, and byte-identical output for the same seed.
 check "bench json" 0 "$Z" bench --preset small --rw write --bs 64KiB --iodepth 4 --size 256MiB --json
 expect "bench fields" "all(k in j['jobs'][0] for k in ['ops','bytes','iops','bw_bytes_per_s','lat_ns']) and all(k in j['jobs'][0]['lat_ns'] for k in ['mean','p50','p95','p99','p999','max']) and all(k in j['device'] for k in ['host_write_bytes','flash_program_bytes','erases','channel_busy','die_busy']) and 'virtual_time_ns' in j and 'wall_time_s' in j and 'sim_commands_per_s' in j"
