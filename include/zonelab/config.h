@@ -31,6 +31,23 @@ struct HostConfig {
   uint64_t command_overhead_ns = 0;
   uint64_t link_bandwidth_bytes_per_s = 0;
   uint64_t queue_depth = 0;
+  // The host block layer in front of the device (src/host): "none",
+  // "mq-deadline" or "zinc" (seed 003 §3.2).
+  std::string scheduler = "none";
+  // mq-deadline, as Linux sets it by default.
+  uint64_t deadline_read_expire_ns = 500'000'000;
+  uint64_t deadline_write_expire_ns = 5'000'000'000;
+  uint64_t deadline_fifo_batch = 16;
+  uint64_t deadline_writes_starved = 2;
+  // ZINC (seed 003 §3.2 and §5.1: the configuration used on the ZN540).
+  uint64_t zinc_epoch_ns = 64'000'000;
+  uint64_t zinc_write_tokens = 20'000;
+  uint64_t zinc_max_holds = 3;
+  uint64_t zinc_min_concurrency = 3;
+  // softfinish (seed 003 §3.1): finish as host writes of `chunk` bytes,
+  // `pause` apart.
+  uint64_t softfinish_chunk_bytes = 16 << 10;
+  uint64_t softfinish_pause_ns = 0;
 };
 
 struct ZnsConfig {

@@ -93,6 +93,39 @@ std::vector<Key> make_keys() {
   num("host.queue_depth", Kind::kCount, 1, 65536,
       "commands the device works on at once; more wait in its submission queue",
       ZL_NUM(host.queue_depth));
+  choice("host.scheduler", {"none", "mq-deadline", "zinc"},
+         "host I/O scheduler in front of the device: none (arrival order), mq-deadline (zone "
+         "write locking) or zinc (mq-deadline + throttled reset/finish, seed 003 3.2)",
+         ZL_TEXT(host.scheduler));
+  num("host.deadline.read_expire", Kind::kTime, 1000, kTenSecondsNs * 6,
+      "mq-deadline: a read waiting this long is served first",
+      ZL_NUM(host.deadline_read_expire_ns));
+  num("host.deadline.write_expire", Kind::kTime, 1000, kTenSecondsNs * 6,
+      "mq-deadline: a write waiting this long is served first",
+      ZL_NUM(host.deadline_write_expire_ns));
+  num("host.deadline.fifo_batch", Kind::kCount, 1, 4096,
+      "mq-deadline: requests dispatched in one direction before it looks again",
+      ZL_NUM(host.deadline_fifo_batch));
+  num("host.deadline.writes_starved", Kind::kCount, 1, 1024,
+      "mq-deadline: read batches that may pass waiting writes",
+      ZL_NUM(host.deadline_writes_starved));
+  num("host.zinc.epoch", Kind::kTime, 1000, kTenSecondsNs,
+      "zinc: the window after which a held reset/finish is reconsidered (reset epoch)",
+      ZL_NUM(host.zinc_epoch_ns));
+  num("host.zinc.write_tokens", Kind::kCount, 0, kU32,
+      "zinc: I/O dispatched since the last management command that lets the next one go",
+      ZL_NUM(host.zinc_write_tokens));
+  num("host.zinc.max_holds", Kind::kCount, 0, 1 << 20,
+      "zinc: epochs a management command may be held before it goes anyway",
+      ZL_NUM(host.zinc_max_holds));
+  num("host.zinc.min_concurrency", Kind::kCount, 0, 1 << 20,
+      "zinc: below this many I/Os in flight or queued, management commands go at once",
+      ZL_NUM(host.zinc_min_concurrency));
+  num("host.softfinish.chunk", Kind::kSize, 512, 1ULL << 30,
+      "softfinish: bytes per host write that fills the zone (a multiple of host.lba_size)",
+      ZL_NUM(host.softfinish_chunk_bytes));
+  num("host.softfinish.pause", Kind::kTime, 0, kTenSecondsNs,
+      "softfinish: pause between its writes", ZL_NUM(host.softfinish_pause_ns));
 
   num("zns.channels_per_zone", Kind::kCount, 1, 1024,
       "channels one zone spans (SU = 1x1, FU = all x all)", ZL_NUM(zns.channels_per_zone));
