@@ -196,10 +196,12 @@ one_line_error "interference unknown background"
 check "interference unknown foreground" 2 ifr --foreground randread --background finish --intensity 50
 check "interference bs not a multiple of the LBA size" 2 ifr --foreground write --background finish --intensity 50 --bs 6000
 one_line_error "interference bs not a multiple of the LBA size"
-check "interference softfinish" 2 ifr --foreground write --background softfinish --intensity 50
-one_line_error "interference softfinish"
-grep -q "not available yet" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: softfinish message"; cat err.txt; }
-check "interference other scheduler" 2 ifr --foreground write --background finish --intensity 50 --scheduler zinc
+check "interference softfinish chunk not a multiple of the LBA" 2 ifr --foreground write --background softfinish --intensity 50 --set host.softfinish.chunk=6000
+one_line_error "interference softfinish chunk not a multiple of the LBA"
+check "interference unknown scheduler" 2 ifr --foreground write --background finish --intensity 50 --scheduler cfq
+one_line_error "interference unknown scheduler"
+check "interference zinc softfinish" 0 ifr --foreground write --background softfinish --intensity 50 --levels 1,4 --runtime 200ms --scheduler zinc --set host.softfinish.chunk=64KiB --json
+expect "interference zinc softfinish" "j['scheduler']=='zinc' and j['background']['op']=='softfinish' and j['background']['ops']>0 and len(j['levels'])==2"
 check "interference level 0" 2 ifr --foreground write --background finish --intensity 50 --levels 0
 check "interference bad levels" 2 ifr --foreground write --background finish --intensity 50 --levels 1-x
 check "interference more write zones than the device has" 2 ifr --foreground write --background finish --intensity 50 --levels 70

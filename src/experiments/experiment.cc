@@ -7,6 +7,7 @@ std::span<const ExperimentSet> experiment_sets() {
   static const ExperimentSet kSets[] = {
       confznspp_experiments(),
       block_tax_experiments(),
+      zinc_softfinish_experiments(),
   };
   return kSets;
 }

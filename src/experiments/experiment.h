@@ -89,5 +89,6 @@ std::string experiment_set_names();
 // The sets, one file each.
 ExperimentSet confznspp_experiments();
 ExperimentSet block_tax_experiments();
+ExperimentSet zinc_softfinish_experiments();
 
 }  // namespace zonelab

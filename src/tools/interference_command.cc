@@ -21,13 +21,13 @@ struct Flag {
 
 constexpr Flag kFlags[] = {
     {"foreground", "write (CL threads, a zone each), append or read (one zone, queue depth CL)"},
-    {"background", "reset or finish (softfinish is not available yet)"},
+    {"background", "reset, finish, or softfinish (finish as host writes: host.softfinish.*)"},
     {"intensity", "background rate in percent of its peak, 0-100"},
     {"levels", "concurrency levels: A-B or a list 1,2,4 (default 1-7; read 1,2,4,...,128)"},
     {"bs", "foreground request size, a multiple of the LBA size (default 16KiB)"},
     {"alpha", "M^Inter weight of throughput, 0-1; latency gets 1 - alpha (default 0.5)"},
     {"runtime", "virtual time each run measures the foreground (default 2s)"},
-    {"scheduler", "host I/O scheduler: none (others are not available yet)"},
+    {"scheduler", "host I/O scheduler: none, mq-deadline or zinc (knobs: host.zinc.*)"},
     {"peak", "background peak in ops/s to take instead of measuring it"},
 };
 
@@ -68,7 +68,7 @@ Json result_json(const InterferenceResult& r) {
                        {"zones", r.background_zones},
                        {"ops", r.background_ops()},
                        {"mean_latency_ns", std::llround(bg_latency.mean())}};
-  out["scheduler"] = "none";
+  out["scheduler"] = spec.scheduler;
   out["alpha"] = spec.alpha;
   out["runtime_ns"] = spec.runtime_ns;
   Json levels = Json::array();
@@ -93,9 +93,9 @@ void print_table(const InterferenceResult& r) {
              threads ? "threads at QD1, a zone each" : "queue depth on one zone",
              format_time(spec.runtime_ns));
   if (spec.intensity_percent > 0) {
-    fmt::print("background: {} at {}% of {:.4g} ops/s ({}) = {:.4g} ops/s, QD1, scheduler none\n",
+    fmt::print("background: {} at {}% of {:.4g} ops/s ({}) = {:.4g} ops/s, QD1, scheduler {}\n",
                background_op_name(spec.background), spec.intensity_percent, r.peak_ops_per_s,
-               r.peak_measured ? "measured" : "given", r.rate_ops_per_s);
+               r.peak_measured ? "measured" : "given", r.rate_ops_per_s, spec.scheduler);
   } else {
     fmt::print("background: none (intensity 0)\n");
   }

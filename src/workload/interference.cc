@@ -16,6 +16,8 @@
 #include "common/rng.h"
 #include "common/text_input.h"
 #include "common/units.h"
+#include "host/host_queue.h"
+#include "host/softfinish.h"
 #include "sim/simulator.h"
 #include "workload/interference_model.h"
 #include "zns/zns_device.h"
@@ -31,7 +33,7 @@ constexpr uint64_t kPrefillBytes = 4 << 20;    // one prefill write
 constexpr uint64_t kReadStream = 0x7265'6164;  // seeds the read offsets of a level
 
 constexpr std::array<std::string_view, 3> kForegroundNames{"write", "append", "read"};
-constexpr std::array<std::string_view, 2> kBackgroundNames{"reset", "finish"};
+constexpr std::array<std::string_view, 3> kBackgroundNames{"reset", "finish", "softfinish"};
 constexpr std::array<std::string_view, 9> kOptionKeys{"foreground", "background", "intensity",
                                                       "levels",     "bs",         "alpha",
                                                       "runtime",    "scheduler",  "peak"};
@@ -84,10 +86,12 @@ Result<std::vector<uint32_t>> parse_levels(std::string_view text) {
   return levels;
 }
 
-// A device of its own for one run.
+// A device of its own for one run, behind the host scheduler (`io`).
 struct Rig {
   Simulator sim;
   std::unique_ptr<ZnsDevice> device;
+  std::unique_ptr<HostQueue> host;
+  Device* io = nullptr;
 };
 
 Result<std::unique_ptr<Rig>> make_rig(const Config& config) {
@@ -95,6 +99,9 @@ Result<std::unique_ptr<Rig>> make_rig(const Config& config) {
   auto device = make_zns_device(config, rig->sim);
   if (!device) return Error{device.error()};
   rig->device = std::move(device).value();
+  auto io = with_scheduler(*rig->device, rig->sim, config.host, rig->host);
+  if (!io) return Error{io.error()};
+  rig->io = *io;
   return rig;
 }
 
@@ -120,7 +127,7 @@ class WaitSink final : public CompletionSink {
 Status run_alone(Rig& rig, Command& command, Failure& failure) {
   WaitSink sink;
   command.sink = &sink;
-  rig.device->submit(command);
+  rig.io->submit(command);
   rig.sim.run();
   command.sink = nullptr;
   if (command.status != Status::kSuccess && !failure.failed()) {
@@ -174,12 +181,13 @@ struct RunOutcome {
 // slots are tagged with their index, the background command with kBackground.
 class Driver final : public CompletionSink, public EventHandler {
  public:
-  Driver(const Plan& plan, Rig& rig, uint32_t cl, bool background)
+  Driver(const Plan& plan, Rig& rig, uint32_t cl, bool background, const HostConfig& host)
       : plan_(plan),
         rig_(rig),
         info_(rig.device->info()),
         background_(background && plan.rate_ops_per_s > 0),
-        rng_(derive_seed(plan.seed, kReadStream, cl)) {
+        rng_(derive_seed(plan.seed, kReadStream, cl)),
+        softfinish_(*rig.io, rig.sim, host) {
     bool across_zones = plan.foreground == ForegroundOp::kWrite;
     uint32_t threads = across_zones ? cl : 1;
     threads_.resize(threads);
@@ -294,7 +302,7 @@ class Driver final : public CompletionSink, public EventHandler {
       c.user_tag = index;
       thread.free.pop_back();
       ++thread.inflight;
-      rig_.device->submit(c);
+      rig_.io->submit(c);
     }
   }
 
@@ -310,7 +318,7 @@ class Driver final : public CompletionSink, public EventHandler {
     }
     uint32_t zone = plan_.foreground_zones + next_zone_++;
     ++r.background_ops;
-    if (plan_.background == BackgroundOp::kFinish) {
+    if (plan_.background != BackgroundOp::kReset) {
       bg_ = zone_command(Opcode::kWrite, zone_start(zone),
                          static_cast<uint32_t>(rig_.device->layout().lbas_per_page()));
       bg_writing_ = true;
@@ -323,23 +331,41 @@ class Driver final : public CompletionSink, public EventHandler {
   void submit_background() {
     bg_.sink = this;
     bg_.user_tag = kBackground;
-    rig_.device->submit(bg_);
+    rig_.io->submit(bg_);
   }
 
   void on_background(Command& c) {
-    InterferenceRun& r = outcome_->run;
     if (c.status != Status::kSuccess) {
       fail(c);
       return;
     }
     if (bg_writing_) {
       bg_writing_ = false;
+      if (plan_.background == BackgroundOp::kSoftfinish) {
+        auto zone = static_cast<uint32_t>(c.slba / info_.zone_size_lbas);
+        softfinish_.start(zone, [this, zone](Status status, uint64_t latency_ns) {
+          if (status != Status::kSuccess) {
+            Command failed = zone_command(Opcode::kWrite, zone_start(zone), 0);
+            failed.status = status;
+            fail(failed);
+            return;
+          }
+          background_done(latency_ns);
+        });
+        return;
+      }
       bg_ = zone_command(Opcode::kZoneManagementSend, c.slba, 0, ZoneAction::kFinish);
       submit_background();
       return;
     }
-    r.background_latency_ns.record(c.latency_ns());
-    if (c.complete_ns <= r.window_end_ns) ++r.background_ops_in_window;
+    background_done(c.latency_ns());
+  }
+
+  // Op k ended: its latency counts, and op k+1 is due.
+  void background_done(uint64_t latency_ns) {
+    InterferenceRun& r = outcome_->run;
+    r.background_latency_ns.record(latency_ns);
+    if (rig_.sim.now_ns() <= r.window_end_ns) ++r.background_ops_in_window;
     // Op k may start k / rate after the window opens, and not before op k-1 ends.
     double offset_ns = std::ceil(static_cast<double>(next_zone_) * 1e9 / plan_.rate_ops_per_s);
     if (offset_ns >= static_cast<double>(plan_.runtime_ns)) return;  // due after the window
@@ -360,6 +386,7 @@ class Driver final : public CompletionSink, public EventHandler {
   std::vector<Slot> slots_;
   uint64_t read_slots_ = 0;
   Command bg_;
+  SoftFinish softfinish_;
   bool bg_writing_ = false;
   uint32_t next_zone_ = 0;  // background zones used so far
   bool stopped_ = false;
@@ -385,7 +412,7 @@ Result<RunOutcome> run_level(const Config& config, const Plan& plan, uint32_t cl
     return out;
   }
   (*rig)->device->reset_stats();
-  Driver driver(plan, **rig, cl, background);
+  Driver driver(plan, **rig, cl, background, config.host);
   return driver.run();
 }
 
@@ -404,9 +431,19 @@ Result<double> measure_peak(const Config& config, const Plan& plan, uint64_t& vi
   const DeviceInfo& info = rig.device->info();
   for (uint32_t op = 0; op < kPeakProbeOps && !failure.failed(); ++op) {
     uint64_t slba = static_cast<uint64_t>(first + op) * info.zone_size_lbas;
-    if (plan.background == BackgroundOp::kFinish) {
+    if (plan.background != BackgroundOp::kReset) {
       Command write = zone_command(Opcode::kWrite, slba, rig.device->layout().lbas_per_page());
       if (run_alone(rig, write, failure) != Status::kSuccess) break;
+    }
+    if (plan.background == BackgroundOp::kSoftfinish) {
+      SoftFinish soft(*rig.io, rig.sim, config.host);
+      Status status = Status::kSuccess;
+      soft.start(first + op, [&status](Status s, uint64_t) { status = s; });
+      rig.sim.run();
+      if (status != Status::kSuccess) {
+        failure = Failure{status, fmt::format("softfinish of zone {}", first + op)};
+      }
+      continue;
     }
     ZoneAction action =
         plan.background == BackgroundOp::kFinish ? ZoneAction::kFinish : ZoneAction::kReset;
@@ -492,15 +529,10 @@ Outcome set_interference_option(InterferenceSpec& spec, std::string_view key,
     }
     spec.foreground = static_cast<ForegroundOp>(it - kForegroundNames.begin());
   } else if (key == "background") {
-    if (value == "softfinish") {
-      return Error{"background = softfinish (finish as host writes) is not available yet"};
-    }
     auto it = std::find(kBackgroundNames.begin(), kBackgroundNames.end(), value);
     if (it == kBackgroundNames.end()) {
-      return Error{
-          fmt::format("background = '{}': expected reset or finish (softfinish is not "
-                      "available yet)",
-                      one_line(value, 64))};
+      return Error{fmt::format("background = '{}': expected reset, finish or softfinish",
+                               one_line(value, 64))};
     }
     spec.background = static_cast<BackgroundOp>(it - kBackgroundNames.begin());
   } else if (key == "intensity") {
@@ -539,10 +571,11 @@ Outcome set_interference_option(InterferenceSpec& spec, std::string_view key,
     }
     spec.runtime_ns = *ns;
   } else if (key == "scheduler") {
-    if (value != "none") {
+    if (value != "none" && value != "mq-deadline" && value != "zinc") {
       return Error{
-          fmt::format("scheduler '{}' is not available yet (only none)", one_line(value, 64))};
+          fmt::format("scheduler = '{}': expected none, mq-deadline or zinc", one_line(value, 64))};
     }
+    spec.scheduler = std::string(value);
   } else if (key == "peak") {
     auto peak = parse_decimal(value, key);
     if (!peak) return Error{peak.error()};
@@ -645,7 +678,13 @@ Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
   // Zones written at once: each write thread's, the append zone, and the
   // zone a finish op writes a page to.
   uint32_t open = spec.foreground == ForegroundOp::kRead ? 0 : fg_zones;
-  if (background && spec.background == BackgroundOp::kFinish) ++open;
+  if (background && spec.background != BackgroundOp::kReset) ++open;
+  if (background && spec.background == BackgroundOp::kSoftfinish) {
+    DeviceInfo info;
+    info.lba_size_bytes = lba;
+    auto chunk = SoftFinish::check(config.host, info);
+    if (!chunk) return chunk;
+  }
   for (auto [limit, name] : {std::pair{config.zns.max_open, "zns.max_open"},
                              std::pair{config.zns.max_active, "zns.max_active"}}) {
     if (limit != 0 && open > limit) {
@@ -674,12 +713,14 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   if (!checked) return Error{checked.error()};
   Config config = config_in;
   config.store.backing = "none";  // the runs measure time; no data is kept
+  if (!spec.scheduler.empty()) config.host.scheduler = spec.scheduler;
   auto layout = ZoneLayout::make(config);
   assert(layout);
 
   InterferenceResult result;
   result.spec = spec;
   result.spec.levels = resolved_levels(spec);
+  result.spec.scheduler = config.host.scheduler;
   Plan plan;
   plan.foreground = spec.foreground;
   plan.background = spec.background;

@@ -33,7 +33,9 @@
 namespace zonelab {
 
 enum class ForegroundOp : uint8_t { kWrite, kAppend, kRead };
-enum class BackgroundOp : uint8_t { kReset, kFinish };
+// softfinish: the finish done by the host (src/host/softfinish.h), its
+// writes through the scheduler like the foreground's.
+enum class BackgroundOp : uint8_t { kReset, kFinish, kSoftfinish };
 
 std::string_view foreground_op_name(ForegroundOp op);
 std::string_view background_op_name(BackgroundOp op);
@@ -47,6 +49,7 @@ struct InterferenceSpec {
   double alpha = 0.5;  // M^Inter weight of throughput; latency gets 1 - alpha
   uint64_t runtime_ns = 2'000'000'000;
   double peak_ops_per_s = 0;  // the background's peak; 0: measure it
+  std::string scheduler;      // host.scheduler for the runs; empty: the configuration's
 };
 
 // Seed 003 §2.2: 1-7 for write and append, powers of two up to 128 for read.
