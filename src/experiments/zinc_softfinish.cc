@@ -67,8 +67,8 @@ Result<InterferenceResult> interfere(const RunOptions& options, std::string_view
   spec.intensity_percent = 50;
   spec.scheduler = scheduler;
   if (options.quick) {
-    spec.levels = foreground == ForegroundOp::kRead ? std::vector<uint32_t>{1, 32}
-                                                    : std::vector<uint32_t>{1, 7};
+    // Every write level (M^Inter averages over them), fewer read levels.
+    if (foreground == ForegroundOp::kRead) spec.levels = {1, 16, 128};
     spec.runtime_ns = 500'000'000;
   }
   options.report(fmt::format("{}: {}, scheduler {}", experiment, variant.name, scheduler));
