@@ -166,6 +166,10 @@ check "bad zone_order" 2 "$Z" bench --preset small --rw write --zone_order backw
 check "block config" 0 "$Z" config --preset small --set interface=block --set block.gc=cost-benefit --json
 expect "block config" "j['config']['interface']=='block' and j['config']['block']['gc']=='cost-benefit' and j['config']['block']['overprovisioning']=='7%'"
 
+check "bench mq-deadline" 0 "$Z" bench --preset small --rw write --bs 4KiB --iodepth 8 --numjobs 2 --size 64MiB --scheduler mq-deadline --json
+expect "bench mq-deadline" "j['scheduler']=='mq-deadline' and j['jobs'][0]['errors']==0 and j['jobs'][0]['bytes']==64*1024*1024"
+check "bench unknown scheduler" 2 "$Z" bench --preset small --rw write --scheduler cfq
+one_line_error "bench unknown scheduler"
 # Benchmarks: JSON fields, and byte-identical output for the same seed.
 check "bench json" 0 "$Z" bench --preset small --rw write --bs 64KiB --iodepth 4 --size 256MiB --json
 expect "bench fields" "all(k in j['jobs'][0] for k in ['ops','bytes','iops','bw_bytes_per_s','lat_ns']) and all(k in j['jobs'][0]['lat_ns'] for k in ['mean','p50','p95','p99','p999','max']) and all(k in j['device'] for k in ['host_write_bytes','flash_program_bytes','erases','channel_busy','die_busy']) and 'virtual_time_ns' in j and 'wall_time_s' in j and 'sim_commands_per_s' in j"

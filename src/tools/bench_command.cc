@@ -8,6 +8,7 @@
 
 #include "common/units.h"
 #include "conv/conv_device.h"
+#include "host/host_queue.h"
 #include "workload/device_factory.h"
 #include "workload/runner.h"
 
@@ -191,6 +192,11 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   bench->add_flag("--no-wall-clock", o.no_wall_clock,
                   "leave out wall_time_s and sim_commands_per_s (for byte-identical output)");
   bench->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  bench
+      ->add_option("--scheduler", o.scheduler,
+                   "host I/O scheduler in front of the device: none, mq-deadline or zinc "
+                   "(default: host.scheduler)")
+      ->check(CLI::IsMember({"none", "mq-deadline", "zinc"}));
   bench->callback([] {});
 }
 
@@ -236,6 +242,11 @@ int run_bench(const BenchOptions& o) {
   ModeledDevice& device = owned ? *owned : *session->device;
   auto checked = check_jobs(jobs, device.info());
   if (!checked) return bad_input(checked.error());
+  HostConfig host = device.config().host;
+  if (!o.scheduler.empty()) host.scheduler = o.scheduler;
+  std::unique_ptr<HostQueue> host_queue;
+  auto target = with_scheduler(device, session->sim, host, host_queue);
+  if (!target) return bad_input(target.error());
 
   device.reset_stats();
   auto wall_start = std::chrono::steady_clock::now();
@@ -249,7 +260,7 @@ int run_bench(const BenchOptions& o) {
                static_cast<double>(virtual_ns) / 1e9, commands,
                std::chrono::duration<double>(now - wall_start).count());
   };
-  RunResult run = run_jobs(device, session->sim, jobs, device.config().seed, progress);
+  RunResult run = run_jobs(**target, session->sim, jobs, device.config().seed, progress);
   double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -279,6 +290,7 @@ int run_bench(const BenchOptions& o) {
     for (const auto& r : run.jobs) job_list.push_back(job_json(r));
     out["jobs"] = job_list;
     out["device"] = dev;
+    out["scheduler"] = host.scheduler;
     out["virtual_time_ns"] = span;
     out["commands"] = run.commands;
     if (!o.no_wall_clock) {

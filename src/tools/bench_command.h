@@ -17,6 +17,7 @@ struct BenchOptions {
   bool json = false;
   bool no_wall_clock = false;
   bool quiet = false;
+  std::string scheduler;  // empty: the configuration's host.scheduler
 };
 
 void add_bench_command(CLI::App& app, BenchOptions& options);
