@@ -26,12 +26,16 @@ flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
   -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 libs=(-lfmt -ltomlplusplus)
 
-# The library code the targets reach, instrumented for coverage.
+# The library code the targets reach, instrumented for coverage. An object is
+# rebuilt when its source, this script or any header is newer: a header
+# change (a struct's layout) must not leave objects that disagree.
 mapfile -t sources < <(ls src/common/*.cc src/store/*.cc fuzz/fuzz_targets.cc | grep -v '_test\.cc$')
+newest_header=$(ls -t include/zonelab/*.h src/*/*.h fuzz/*.h | head -n 1)
 objects=()
 for src in "${sources[@]}"; do
   obj="$out/obj/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ]; then
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ] ||
+    [ "$newest_header" -nt "$obj" ]; then
     echo "fuzz: compiling $src"
     "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   fi

@@ -19,7 +19,8 @@ import tempfile
 
 ZONELAB = os.path.realpath(sys.argv[1])
 SOURCE_DIR = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.dirname(__file__))
-EXPERIMENTS = ("finish_occupancy", "reset_occupancy")
+EXPERIMENTS = ("finish_occupancy", "reset_occupancy", "finish_write_interference",
+               "finish_read_interference", "reset_write_interference", "lazy_first_write")
 passed = failed = skipped = 0
 
 
@@ -70,14 +71,71 @@ def check_experiment(out, name):
           and doc["parameters"]["config"]["zns"]["zone_capacity"] == "1056MiB")
     comparisons = doc["comparison"]
     check(f"{name}: paper beside measured", len(comparisons) >= 2 and all(
-        math.isfinite(c["paper"]) and math.isfinite(c["measured"]) and c["measured"] > 0
-        and c["quantity"] and c["unit"] for c in comparisons))
+        (c["paper"] is None or math.isfinite(c["paper"])) and math.isfinite(c["measured"])
+        and c["measured"] >= 0 and c["quantity"] for c in comparisons)
+        and sum(c["paper"] is not None for c in comparisons) >= 2)
+    return doc, [dict(zip(header, row)) for row in rows]
+
+
+def occupancy_series(rows, series):
     by_series = {}
-    for row in rows:
-        cells = dict(zip(header, row))
-        by_series.setdefault(cells[plot["series"]], []).append(
+    for cells in rows:
+        by_series.setdefault(cells[series], []).append(
             (float(cells["occupancy_percent"]), int(cells["latency_ns"])))
-    return doc, by_series
+    return by_series
+
+
+def by_line(rows):
+    """{line: {cl: (iops, p95_ns)}} of an interference table."""
+    lines = {}
+    for cells in rows:
+        lines.setdefault(cells["line"], {})[int(cells["cl"])] = (
+            float(cells["iops"]), int(cells["p95_ns"]))
+    return lines
+
+
+def m_inter(rows, line):
+    return {float(c["m_inter"]) for c in rows if c["line"] == line}.pop()
+
+
+def check_interference(name, doc, rows, alone, lines, worse, better):
+    """The isolated runs of every line agree; every interfered line at most
+    as fast as `alone` at every level; the `worse` line's M^Inter above the
+    `better` one's."""
+    check(f"{name}: the isolated runs of every line agree",
+          doc["parameters"]["isolated_runs_agree"] is True)
+    got = by_line(rows)
+    check(f"{name}: lines", set(got) == {alone, *lines}, sorted(got))
+    if set(got) != {alone, *lines}:
+        return
+    for line in lines:
+        check(f"{name}: {line} no faster than alone",
+              all(got[line][cl][0] <= got[alone][cl][0] for cl in got[alone]))
+    check(f"{name}: {worse} interferes more than {better}",
+          m_inter(rows, worse) > m_inter(rows, better),
+          (m_inter(rows, worse), m_inter(rows, better)))
+
+
+def check_first_writes(rows):
+    lines = {}
+    for cells in rows:
+        lines.setdefault(cells["line"], []).append(cells)
+    check("lazy_first_write: four lines", len(lines) == 4, sorted(lines))
+    for line, fills in lines.items():
+        firsts = [int(f["first_write_ns"]) for f in fills]
+        others = [int(f["other_p95_ns"]) for f in fills]
+        check(f"{line}: later writes cost a page program", all(700e3 < o < 800e3 for o in others))
+        if line.startswith("direct"):
+            check(f"{line}: first writes cost a page program", max(firsts) < 800e3, max(firsts))
+        else:
+            half = len(firsts) // 2
+            check(f"{line}: first writes are plain while clean blocks last, then erase the zone",
+                  max(firsts[:half]) < 800e3 and min(firsts[half:]) > 77e6, firsts)
+    repeat = {f["line"].split(",")[0]: f for f in rows if f["line"].endswith("repeat zone")}
+    check("repeat zone: direct wears zone 0's blocks, lazy spreads the erases",
+          repeat["direct"]["erase_min"] == "0" and int(repeat["direct"]["erase_max"]) > 1
+          and repeat["lazy"]["erase_min"] == repeat["lazy"]["erase_max"] == "1",
+          (repeat["direct"], repeat["lazy"]))
 
 
 def check_physics(finish, reset):
@@ -134,7 +192,18 @@ def main():
             return
         _, finish = check_experiment(out, "finish_occupancy")
         _, reset = check_experiment(out, "reset_occupancy")
-        check_physics(finish, reset)
+        check_physics(occupancy_series(finish, "granularity"), occupancy_series(reset, "erase"))
+        doc, rows = check_experiment(out, "finish_write_interference")
+        check_interference("finish on write", doc, rows, "no finish",
+                           ["16 KiB finish", "256 KiB finish"], "256 KiB finish", "16 KiB finish")
+        doc, rows = check_experiment(out, "finish_read_interference")
+        check_interference("finish on read", doc, rows, "no finish",
+                           ["16 KiB finish", "256 KiB finish"], "256 KiB finish", "16 KiB finish")
+        doc, rows = check_experiment(out, "reset_write_interference")
+        check_interference("reset on write", doc, rows, "no reset", ["sync reset", "async reset"],
+                           "sync reset", "async reset")
+        _, rows = check_experiment(out, "lazy_first_write")
+        check_first_writes(rows)
         with open(os.path.join(out, "README.md"), encoding="utf-8") as f:
             readme = f.read()
         check("README: every experiment, paper and measured, the command",

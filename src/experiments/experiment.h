@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,7 +23,10 @@
 namespace zonelab {
 
 // How the plotting tool (tools/plot/plot.py) draws a result table: one line
-// per distinct value of the `series` column, `y` against `x`.
+// per distinct value of the `series` column, `y` against `x`. A line joins
+// its points in the order of the `order` column (empty: of `x`); with an
+// `order` column the report's grid has a row per value of it, each cell
+// showing x / y (e.g. throughput / latency per concurrency level).
 struct PlotSpec {
   std::string x;
   std::string y;
@@ -33,15 +37,18 @@ struct PlotSpec {
   std::string title;
   bool logx = false;
   bool logy = false;
+  std::string order = {};
+  std::string order_label = {};
 };
 
 // One number the paper reports, beside the model's number for the same
-// quantity. `paper` is a constant written in the experiment's definition;
-// `measured` always comes from the run.
+// quantity. `paper` is a constant written in the experiment's definition,
+// or nothing where the paper gives no number for a quantity the report
+// shows; `measured` always comes from the run.
 struct Comparison {
   std::string quantity;
   std::string unit;
-  double paper = 0;
+  std::optional<double> paper;
   double measured = 0;
   std::string note;  // where the two are not quite the same quantity
 };

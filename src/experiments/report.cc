@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <optional>
 
 namespace zonelab {
 namespace {
@@ -16,9 +18,23 @@ Json cell_json(const Cell& cell) {
 }
 
 Json plot_json(const PlotSpec& plot) {
-  return {{"x", plot.x},           {"y", plot.y},           {"series", plot.series},
-          {"xlabel", plot.xlabel}, {"ylabel", plot.ylabel}, {"series_label", plot.series_label},
-          {"title", plot.title},   {"logx", plot.logx},     {"logy", plot.logy}};
+  Json j = {{"x", plot.x},           {"y", plot.y},           {"series", plot.series},
+            {"xlabel", plot.xlabel}, {"ylabel", plot.ylabel}, {"series_label", plot.series_label},
+            {"title", plot.title},   {"logx", plot.logx},     {"logy", plot.logy}};
+  if (!plot.order.empty()) j["order"] = plot.order;
+  return j;
+}
+
+std::string paper_text(const Comparison& c) {
+  return c.paper ? format_number(*c.paper) : std::string("-");
+}
+
+// How far the model is from the paper, in percent of the paper's number.
+std::string difference_text(const Comparison& c) {
+  if (!c.paper || *c.paper == 0) return "-";
+  double percent = (c.measured - *c.paper) / *c.paper * 100;
+  if (std::fabs(percent) < 0.05) return "0%";
+  return fmt::format("{:+.1f}%", percent);
 }
 
 std::string escape_cell(const std::string& text) {
@@ -31,16 +47,18 @@ std::string escape_cell(const std::string& text) {
 }
 
 void append_comparisons(std::string& md, const ExperimentResult& result) {
-  md += "| quantity | paper | measured | unit |\n|---|---:|---:|---|\n";
+  md += "| quantity | paper | measured | vs paper | unit |\n|---|---:|---:|---:|---|\n";
   std::vector<std::string> notes;
   for (const Comparison& c : result.comparisons) {
     std::string mark;
     if (!c.note.empty()) {
-      notes.push_back(c.note);
-      mark = fmt::format(" ({})", notes.size());
+      // A note shared by several rows is written once.
+      auto it = std::find(notes.begin(), notes.end(), c.note);
+      if (it == notes.end()) it = notes.insert(notes.end(), c.note);
+      mark = fmt::format(" ({})", it - notes.begin() + 1);
     }
-    md += fmt::format("| {}{} | {} | {} | {} |\n", escape_cell(c.quantity), mark,
-                      format_number(c.paper), format_number(c.measured), c.unit);
+    md += fmt::format("| {}{} | {} | {} | {} | {} |\n", escape_cell(c.quantity), mark,
+                      paper_text(c), format_number(c.measured), difference_text(c), c.unit);
   }
   md += "\n";
   for (size_t i = 0; i < notes.size(); ++i) {
@@ -49,8 +67,14 @@ void append_comparisons(std::string& md, const ExperimentResult& result) {
   if (!notes.empty()) md += "\n";
 }
 
+std::string cell_for_people(const Cell& cell) {
+  auto number = cell_number(cell);
+  return number ? format_number(*number) : cell_text(cell);
+}
+
 // The plotted column as a grid: a row per x value, a column per series,
-// both in the order they first appear in the table.
+// both in the order they first appear in the table. With an `order`
+// column, a row per value of it and x / y in each cell.
 void append_grid(std::string& md, const ExperimentResult& result) {
   const Table& table = result.table;
   const PlotSpec& plot = result.plot;
@@ -58,6 +82,12 @@ void append_grid(std::string& md, const ExperimentResult& result) {
   auto yi = table.column(plot.y);
   auto si = table.column(plot.series);
   if (!xi || !yi || !si) return;
+  std::optional<size_t> oi;
+  if (!plot.order.empty()) {
+    oi = table.column(plot.order);
+    if (!oi) return;
+  }
+  const size_t row_key = oi ? *oi : *xi;
   std::vector<std::string> xs;
   std::vector<std::string> series;
   auto index_of = [](std::vector<std::string>& list, const std::string& value) {
@@ -69,17 +99,21 @@ void append_grid(std::string& md, const ExperimentResult& result) {
   };
   std::vector<std::vector<std::string>> grid;
   for (const auto& row : table.rows()) {
-    auto x = cell_number(row[*xi]);
-    std::string x_text = x ? format_number(*x) : cell_text(row[*xi]);
-    size_t r = index_of(xs, x_text);
+    size_t r = index_of(xs, cell_for_people(row[row_key]));
     size_t c = index_of(series, cell_text(row[*si]));
     if (grid.size() <= r) grid.resize(r + 1);
     if (grid[r].size() <= c) grid[r].resize(c + 1);
-    auto y = cell_number(row[*yi]);
-    grid[r][c] = y ? format_number(*y) : cell_text(row[*yi]);
+    grid[r][c] = oi ? fmt::format("{} / {}", cell_for_people(row[*xi]), cell_for_people(row[*yi]))
+                    : cell_for_people(row[*yi]);
   }
-  md += fmt::format("Measured {} by {} ({}):\n\n| {} |", plot.ylabel, plot.series_label, plot.y,
-                    escape_cell(plot.xlabel));
+  if (oi) {
+    md += fmt::format("Measured {} / {} by {} ({} / {}):\n\n| {} |", plot.xlabel, plot.ylabel,
+                      plot.series_label, plot.x, plot.y,
+                      escape_cell(plot.order_label.empty() ? plot.order : plot.order_label));
+  } else {
+    md += fmt::format("Measured {} by {} ({}):\n\n| {} |", plot.ylabel, plot.series_label, plot.y,
+                      escape_cell(plot.xlabel));
+  }
   for (const auto& s : series) md += fmt::format(" {} |", escape_cell(s));
   md += "\n|---:|";
   for (size_t i = 0; i < series.size(); ++i) md += "---:|";
@@ -117,8 +151,10 @@ Json experiment_json(const ExperimentSet& set, const ExperimentRun& run, bool qu
   j["parameters"] = r.parameters;
   Json comparisons = Json::array();
   for (const Comparison& c : r.comparisons) {
-    Json item = {
-        {"quantity", c.quantity}, {"unit", c.unit}, {"paper", c.paper}, {"measured", c.measured}};
+    Json item = {{"quantity", c.quantity},
+                 {"unit", c.unit},
+                 {"paper", c.paper ? Json(*c.paper) : Json(nullptr)},
+                 {"measured", c.measured}};
     if (!c.note.empty()) item["note"] = c.note;
     comparisons.push_back(item);
   }

@@ -50,7 +50,7 @@ TEST(Report, MarkdownPutsPaperBesideMeasuredAndNamesTheCommand) {
   runs.push_back(run_fake(true));
   std::string md = set_report_markdown(kSet, runs, "zonelab experiment run fakes", false);
   EXPECT_NE(md.find("`zonelab experiment run fakes`"), std::string::npos);
-  EXPECT_NE(md.find("| y at 1, mode a (1) | 9.5 | 10 | ms |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| y at 1, mode a (1) | 9.5 | 10 | +5.3% | ms |"), std::string::npos) << md;
   EXPECT_NE(md.find("(1) approximately"), std::string::npos);
   EXPECT_NE(md.find("![fake](fake.png)"), std::string::npos);
   // The grid: a row per x, a column per series, "-" where a series has no point.
@@ -63,6 +63,52 @@ TEST(Report, NoImageLinkWithoutAPlot) {
   std::vector<ExperimentRun> runs;
   runs.push_back(run_fake(false));
   EXPECT_EQ(set_report_markdown(kSet, runs, "c", false).find(".png"), std::string::npos);
+}
+
+// Throughput against latency per level: points ordered by `cl`, a grid row
+// per level; a number the paper does not give; a note two rows share.
+Result<ExperimentResult> fake_levels(const RunOptions&) {
+  ExperimentResult r;
+  r.table = Table({"line", "cl", "kiops", "p95_ms"});
+  r.table.add_row({std::string("alone"), uint64_t{1}, 1.5, 0.7});
+  r.table.add_row({std::string("alone"), uint64_t{2}, 3.0, 0.75});
+  r.table.add_row({std::string("busy"), uint64_t{1}, 0.5, 2.5});
+  r.plot = {.x = "kiops",
+            .y = "p95_ms",
+            .series = "line",
+            .xlabel = "KIOPS",
+            .ylabel = "P95 (ms)",
+            .series_label = "run",
+            .title = "levels",
+            .order = "cl",
+            .order_label = "CL"};
+  r.comparisons = {{"M^Inter, busy", "", 0.14, 0.2, "same note"},
+                   {"M^Inter, other", "", std::nullopt, 0.7, "same note"}};
+  return r;
+}
+
+constexpr Experiment kLevels[] = {{"levels", "Levels", "seed 0 Fig. 2", "Levels.", fake_levels}};
+
+TEST(Report, AQuantityThePaperDoesNotGiveHasNoPaperNumber) {
+  ExperimentRun run{&kLevels[0], *fake_levels(RunOptions{}), false};
+  auto j = experiment_json(kSet, run, false);
+  EXPECT_EQ(j["comparison"][0]["paper"], 0.14);
+  EXPECT_TRUE(j["comparison"][1]["paper"].is_null());
+  EXPECT_EQ(j["comparison"][1]["measured"], 0.7);
+  EXPECT_EQ(j["plot"]["order"], "cl");
+  std::vector<ExperimentRun> runs{run};
+  std::string md = set_report_markdown(kSet, runs, "c", false);
+  EXPECT_NE(md.find("| M^Inter, other (1) | - | 0.7 | - |  |"), std::string::npos) << md;
+  EXPECT_NE(md.find("(1) same note\n\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("(2)"), std::string::npos) << md;
+}
+
+TEST(Report, AnOrderColumnMakesAGridRowPerLevelWithXAndY) {
+  std::vector<ExperimentRun> runs{{&kLevels[0], *fake_levels(RunOptions{}), false}};
+  std::string md = set_report_markdown(kSet, runs, "c", false);
+  EXPECT_NE(md.find("| CL | alone | busy |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 1.5 / 0.7 | 0.5 / 2.5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 | 3 / 0.75 | - |"), std::string::npos) << md;
 }
 
 TEST(Report, NumbersForPeople) {

@@ -169,7 +169,10 @@ std::string run_plotter(const std::vector<fs::path>& json_files) {
 }
 
 Json comparison_json(const Comparison& c) {
-  return {{"quantity", c.quantity}, {"unit", c.unit}, {"paper", c.paper}, {"measured", c.measured}};
+  return {{"quantity", c.quantity},
+          {"unit", c.unit},
+          {"paper", c.paper ? Json(*c.paper) : Json(nullptr)},
+          {"measured", c.measured}};
 }
 
 void print_summary(const ExperimentSet& set, const std::vector<ExperimentRun>& runs,
@@ -181,7 +184,8 @@ void print_summary(const ExperimentSet& set, const std::vector<ExperimentRun>& r
                run.experiment->source);
     for (const Comparison& c : run.result.comparisons) {
       fmt::print("  {:<58} paper {:>9} {:<3} measured {:>9} {}\n", c.quantity,
-                 format_number(c.paper), c.unit, format_number(c.measured), c.unit);
+                 c.paper ? format_number(*c.paper) : "-", c.unit, format_number(c.measured),
+                 c.unit);
     }
   }
 }

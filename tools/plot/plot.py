@@ -3,8 +3,9 @@
 
 For each experiment JSON document given (written by `zonelab experiment
 run`), reads the result table it names (NAME.csv) and its plot spec
-("plot": x, y, series, labels, log axes) and writes the PNG it names
-(NAME.png) beside it: one line per series, about 6 x 4 inches at 100 dpi.
+("plot": x, y, series, labels, log axes, and optionally "order", the column
+that orders a line's points) and writes the PNG it names (NAME.png) beside
+it: one line per series, about 6 x 4 inches at 100 dpi.
 
 usage: plot.py EXPERIMENT.json...
 
@@ -53,21 +54,23 @@ def read_table(csv_path):
 
 
 def series_points(rows, spec):
-    """{series name: [(x, y), ...] sorted by x}, series in first-seen order."""
+    """{series name: [(x, y), ...]}, series in first-seen order, each line's
+    points sorted by the spec's "order" column if it names one, else by x."""
     x_key, y_key, s_key = spec.get("x"), spec.get("y"), spec.get("series")
+    order_key = spec.get("order") or None
     series = {}
     for number, row in enumerate(rows, start=2):
         try:
             x, y = float(row[x_key]), float(row[y_key])
+            order = float(row[order_key]) if order_key else x
         except KeyError as e:
             raise BadInput(f"no column {e}") from e
         except (TypeError, ValueError) as e:
-            raise BadInput(f"line {number}: {x_key} or {y_key} is not a number") from e
+            raise BadInput(f"line {number}: {x_key}, {y_key} or the order column is not a "
+                           "number") from e
         name = row.get(s_key, "") if s_key else ""
-        series.setdefault(name, []).append((x, y))
-    for points in series.values():
-        points.sort()
-    return series
+        series.setdefault(name, []).append((order, x, y))
+    return {name: [(x, y) for _, x, y in sorted(points)] for name, points in series.items()}
 
 
 # Series that coincide stay visible: each has its own marker and dashes.

@@ -42,6 +42,15 @@ class SeriesTest(unittest.TestCase):
         self.assertEqual(series["full"], [(0.0015, 77.015), (50.0, 77.015)])
         self.assertEqual(series["partial"], [(0.0015, 3.515), (50.0, 38.515)])
 
+    def test_an_order_column_orders_each_line(self):
+        rows = [{"line": "a", "cl": "1", "kiops": "2", "p95": "1"},
+                {"line": "a", "cl": "4", "kiops": "1.5", "p95": "3"},
+                {"line": "a", "cl": "2", "kiops": "3", "p95": "2"}]
+        spec = {"x": "kiops", "y": "p95", "series": "line", "order": "cl"}
+        self.assertEqual(plot.series_points(rows, spec)["a"], [(2.0, 1.0), (3.0, 2.0), (1.5, 3.0)])
+        spec["order"] = ""
+        self.assertEqual(plot.series_points(rows, spec)["a"], [(1.5, 3.0), (2.0, 1.0), (3.0, 2.0)])
+
     def test_a_missing_column_is_bad_input(self):
         with self.assertRaises(plot.BadInput):
             plot.series_points([{"erase": "full", "latency_ms": "1"}], SPEC)
