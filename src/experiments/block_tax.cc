@@ -76,16 +76,9 @@ const std::vector<std::string>& scaled_device() {
 }
 
 Result<Config> setup_config(const Setup& setup) {
-  auto preset = preset_config("zn540");
-  if (!preset) return Error{preset.error()};
-  Config config = *preset;
-  for (const auto& list : {scaled_device(), setup.overrides}) {
-    for (const std::string& assignment : list) {
-      auto applied = apply_override(config, assignment);
-      if (!applied) return Error{applied.error()};
-    }
-  }
-  return config;
+  std::vector<std::string> overrides = scaled_device();
+  overrides.insert(overrides.end(), setup.overrides.begin(), setup.overrides.end());
+  return preset_with("zn540", overrides);
 }
 
 Json parameters_for(const Config& zns) {
@@ -325,19 +318,28 @@ double sustained(const std::vector<RatePoint>& points, size_t setup) {
   return best;
 }
 
+// The sweep's table and parameters, plotted as `y` against the target.
+ExperimentResult rate_result(const RunOptions& options, const std::vector<RatePoint>& points,
+                             std::string y, std::string ylabel, std::string title) {
+  ExperimentResult result;
+  result.table = rate_table(points);
+  result.parameters = rate_parameters(options);
+  result.plot = {.x = "target_mib_s",
+                 .y = std::move(y),
+                 .series = "setup",
+                 .xlabel = "write target (MiB/s)",
+                 .ylabel = std::move(ylabel),
+                 .series_label = "SSD",
+                 .title = std::move(title)};
+  return result;
+}
+
 Result<ExperimentResult> run_rate_sweep_write(const RunOptions& options) {
   auto points = rate_sweep(options);
   if (!points) return Error{points.error()};
-  ExperimentResult result;
-  result.table = rate_table(*points);
-  result.parameters = rate_parameters(options);
-  result.plot = {.x = "target_mib_s",
-                 .y = "achieved_mib_s",
-                 .series = "setup",
-                 .xlabel = "write target (MiB/s)",
-                 .ylabel = "achieved write throughput (MiB/s)",
-                 .series_label = "SSD",
-                 .title = "Rate-limited writes to 4 zones (seed 000 Fig. 5a)"};
+  ExperimentResult result =
+      rate_result(options, *points, "achieved_mib_s", "achieved write throughput (MiB/s)",
+                  "Rate-limited writes to 4 zones (seed 000 Fig. 5a)");
   const char* note = "the highest target met within 5 %; targets are a grid";
   result.comparisons = {
       {"ZNS sustained write target", "MiB/s", paper::kZnsSustained_MiBps, sustained(*points, 0),
@@ -353,16 +355,9 @@ Result<ExperimentResult> run_rate_sweep_write(const RunOptions& options) {
 Result<ExperimentResult> run_rate_sweep_read_latency(const RunOptions& options) {
   auto points = rate_sweep(options);
   if (!points) return Error{points.error()};
-  ExperimentResult result;
-  result.table = rate_table(*points);
-  result.parameters = rate_parameters(options);
-  result.plot = {.x = "target_mib_s",
-                 .y = "read_mean_us",
-                 .series = "setup",
-                 .xlabel = "write target (MiB/s)",
-                 .ylabel = "mean 4 KiB random read latency (us)",
-                 .series_label = "SSD",
-                 .title = "Random reads during rate-limited writes (seed 000 Fig. 5b)"};
+  ExperimentResult result =
+      rate_result(options, *points, "read_mean_us", "mean 4 KiB random read latency (us)",
+                  "Random reads during rate-limited writes (seed 000 Fig. 5b)");
   auto latency = [&](size_t setup, double rate) -> std::optional<double> {
     for (const RatePoint& p : *points) {
       if (p.setup == setup && p.target_MiBps == rate) return p.read_mean_us;

@@ -102,14 +102,7 @@ constexpr std::string_view kPreset = "confznspp";
 using Json = nlohmann::ordered_json;
 
 Result<Config> confznspp_config(const std::vector<std::string>& overrides) {
-  auto preset = preset_config(kPreset);
-  if (!preset) return Error{preset.error()};
-  Config config = *preset;
-  for (const std::string& assignment : overrides) {
-    auto applied = apply_override(config, assignment);
-    if (!applied) return Error{applied.error()};
-  }
-  return config;
+  return preset_with(kPreset, overrides);
 }
 
 // Occupancies as flash pages written: one page, then fractions of the

@@ -3,6 +3,17 @@
 
 namespace zonelab {
 
+Result<Config> preset_with(std::string_view preset, const std::vector<std::string>& overrides) {
+  auto config = preset_config(preset);
+  if (!config) return Error{config.error()};
+  Config result = *config;
+  for (const std::string& assignment : overrides) {
+    auto applied = apply_override(result, assignment);
+    if (!applied) return Error{applied.error()};
+  }
+  return result;
+}
+
 std::span<const ExperimentSet> experiment_sets() {
   static const ExperimentSet kSets[] = {
       confznspp_experiments(),

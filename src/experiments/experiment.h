@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "experiments/table.h"
+#include "zonelab/config.h"
 #include "zonelab/result.h"
 
 namespace zonelab {
@@ -85,6 +86,9 @@ struct ExperimentSet {
   std::string_view source;
   std::span<const Experiment> experiments;
 };
+
+// A shipped preset with `--set`-style overrides applied in order.
+Result<Config> preset_with(std::string_view preset, const std::vector<std::string>& overrides);
 
 // Every set, in the order `zonelab experiment list` prints them.
 std::span<const ExperimentSet> experiment_sets();

@@ -54,13 +54,8 @@ struct Variant {
 Result<InterferenceResult> interfere(const RunOptions& options, std::string_view experiment,
                                      const Variant& variant, ForegroundOp foreground,
                                      const std::string& scheduler) {
-  auto preset = preset_config(kPreset);
-  if (!preset) return Error{preset.error()};
-  Config config = *preset;
-  for (const std::string& assignment : variant.overrides) {
-    auto applied = apply_override(config, assignment);
-    if (!applied) return Error{applied.error()};
-  }
+  auto config = preset_with(kPreset, variant.overrides);
+  if (!config) return Error{config.error()};
   InterferenceSpec spec;
   spec.foreground = foreground;
   spec.background = variant.background;
@@ -72,7 +67,7 @@ Result<InterferenceResult> interfere(const RunOptions& options, std::string_view
     spec.runtime_ns = 500'000'000;
   }
   options.report(fmt::format("{}: {}, scheduler {}", experiment, variant.name, scheduler));
-  auto result = run_interference(config, spec);
+  auto result = run_interference(*config, spec);
   if (!result) return Error{fmt::format("{}: {}", variant.name, result.error())};
   if (result->first_status != Status::kSuccess) {
     return Error{fmt::format("{}: {}", variant.name, result->first_error)};
