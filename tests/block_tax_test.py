@@ -14,17 +14,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 ZONELAB = os.path.realpath(sys.argv[1])
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {name} {detail}")
+checks = Checks()
+check = checks.check
 
 
 def rows(path):
@@ -76,5 +71,4 @@ with tempfile.TemporaryDirectory() as out:
         check("idle reads cost about the same on both",
               max(idle.values()) < 1.02 * min(idle.values()), str(idle))
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(0 if failed == 0 else 1)
+checks.finish()
