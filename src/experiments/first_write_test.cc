@@ -9,35 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "zns/small_flash_test_config.h"
+
 namespace zonelab {
 namespace {
 
-Config small_flash(const std::vector<std::string>& overrides = {}) {
-  Config c = *preset_config("small");
-  for (const char* kv : {"store.backing=none",
-                         "flash.channels=2",
-                         "flash.dies_per_channel=1",
-                         "flash.planes_per_die=1",
-                         "flash.blocks_per_plane=8",
-                         "flash.pages_per_block=4",
-                         "flash.page_size=16KiB",
-                         "flash.program_latency=700us",
-                         "flash.erase_latency=3500us",
-                         "flash.transfer_latency=10us",
-                         "host.command_overhead=5us",
-                         "zns.channels_per_zone=2",
-                         "zns.dies_per_zone=1",
-                         "zns.zone_capacity=256KiB",
-                         "zns.zone_size=256KiB",
-                         "zns.zone_count=0",
-                         "zns.max_open=0",
-                         "zns.max_active=0",
-                         "zns.zasl=64KiB",
-                         "zns.finish.granularity=0"}) {
-    EXPECT_TRUE(apply_override(c, kv).ok()) << kv;
-  }
-  for (const std::string& kv : overrides) EXPECT_TRUE(apply_override(c, kv).ok()) << kv;
-  return c;
+Config small_flash(std::vector<std::string> overrides = {}) {
+  overrides.insert(overrides.begin(), "zns.zasl=64KiB");
+  return small_flash_config(overrides);
 }
 
 uint64_t plain_write(const Config& c) {
