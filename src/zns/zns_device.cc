@@ -22,7 +22,10 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
              static_cast<uint32_t>(config.zns.max_open),
              static_cast<uint32_t>(config.zns.max_active)),
       queue_(config.host.queue_depth),
-      map_(layout, config.zns.mapping_blocks == "lazy") {
+      map_(layout, config.zns.mapping_blocks == "lazy"),
+      async_reset_(config.zns.reset_mode == "async"),
+      full_erase_(config.zns.reset_erase == "full"),
+      erase_on_block_(config.zns.mapping_erase_on == "block") {
   assert(backing_ != nullptr);
   info_.interface = "zns";
   info_.lba_size_bytes = layout_.lba_size_bytes();
@@ -167,7 +170,7 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
   assert(slot != BlockMap::kUnmapped);
   // With erase_on = block, old data in a block is erased when the zone
   // programs the block's first page (seed 003 4.3).
-  uint32_t stale = config_.zns.mapping_erase_on == "block" ? map_.slot(slot).stale_pages : 0;
+  uint32_t stale = erase_on_block_ ? map_.slot(slot).stale_pages : 0;
   uint32_t units = layout_.units_per_zone();
   auto ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
   uint64_t done = ready_ns;
@@ -191,7 +194,7 @@ uint64_t ZnsDevice::prepare_first_write(uint32_t zone, uint64_t ready_ns) {
   if (slot == BlockMap::kUnmapped) slot = map_.map(zone);
   complete_erase(slot);
   Slot& s = map_.mutable_slot(slot);
-  if (s.stale_pages == 0 || config_.zns.mapping_erase_on == "block") return ready_ns;
+  if (s.stale_pages == 0 || erase_on_block_) return ready_ns;
   uint64_t done = erase_slot(slot, s.stale_pages, ready_ns);
   s.stale_pages = 0;
   return done;
@@ -344,7 +347,7 @@ uint64_t ZnsDevice::release_blocks(Command& command, uint32_t zone, uint32_t pro
   Slot& s = map_.mutable_slot(slot);
   uint32_t pages = std::max(s.stale_pages, programmed);
   uint64_t done = t0;
-  if (config_.zns.reset_mode == "async") {
+  if (async_reset_) {
     s.stale_pages = pages;
   } else {
     s.stale_pages = 0;
@@ -363,7 +366,7 @@ uint64_t ZnsDevice::release_blocks(Command& command, uint32_t zone, uint32_t pro
 }
 
 uint32_t ZnsDevice::dirty_blocks(uint32_t unit, uint32_t pages) const {
-  if (config_.zns.reset_erase == "full") return layout_.blocks_per_zone_unit();
+  if (full_erase_) return layout_.blocks_per_zone_unit();
   auto ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
   return (layout_.unit_pages(unit, pages) + ppb - 1) / ppb;
 }

@@ -134,6 +134,10 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   Timeline link_out_;
   SubmissionQueue queue_;
   BlockMap map_;
+  // The configuration's reset and mapping designs, read once.
+  bool async_reset_;
+  bool full_erase_;
+  bool erase_on_block_;
   struct PendingCommand {
     uint32_t parts = 0;
     uint64_t done_ns = 0;
