@@ -3,6 +3,7 @@
 # experiments/confznspp and experiments/block-tax/results (CSV, JSON, PNG,
 # README.md).
 BUILD ?= build
+TSAN_BUILD ?= build-tsan
 JOBS ?= 2
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 PYTHON ?= python3
@@ -30,8 +31,17 @@ format-check: deps
 format: deps
 	@scripts/format.sh
 
-test: build format-check plot-deps
+test: build format-check plot-deps tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The real-time driver's tests under ThreadSanitizer, in their own build
+# directory; only that small test binary is built. Any report fails the run.
+tsan: deps
+	@test -f $(TSAN_BUILD)/build.ninja || \
+	  cmake -S . -B $(TSAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DZONELAB_TSAN=ON
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zonelab_realtime_tests
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
+	  $(TSAN_BUILD)/zonelab_realtime_tests --gtest_filter='Realtime*' --gtest_brief=1
 
 demo: build
 	scripts/demo.sh $(BUILD)/zonelab
@@ -56,4 +66,4 @@ fuzz: deps
 	scripts/fuzz.sh
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(TSAN_BUILD)

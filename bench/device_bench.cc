@@ -1,10 +1,18 @@
 // Speed of the model (wall clock, not virtual time): simulated commands per
-// second for the core workloads. Run by `make bench`, which also reports the
-// medians against the targets in docs/benchmarks.md.
+// second for the core workloads; and the accuracy of the real-time driver
+// (BM_Realtime*, run apart from the others since it needs both cores). Run
+// by `make bench`, which also reports the medians against the targets in
+// docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
+#include <vector>
 
+#include "common/rng.h"
+#include "sim/realtime.h"
 #include "sim/simulator.h"
 #include "workload/runner.h"
 #include "zns/zns_device.h"
@@ -75,6 +83,103 @@ void BM_MakeZssdSmall(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MakeZssdSmall)->Unit(benchmark::kMicrosecond);
+
+// Counts asynchronous completions; a client reuses its commands in a ring.
+class ReadSink final : public CompletionSink {
+ public:
+  void on_complete(Command& command) override {
+    if (command.status != Status::kSuccess) failed.fetch_add(1, std::memory_order_relaxed);
+    done.fetch_add(1, std::memory_order_release);
+  }
+  std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> failed{0};
+};
+
+// Real-time accuracy: 4 client threads each issue 4 KiB random reads on a
+// fixed schedule of 12,500 a second (50,000 IOPS in all) for one second, on
+// `small` with backing none, through the real-time driver at time scale 1.
+// Arg 0: the driver's spin time in us; arg 1: 1 = synchronous reads (the
+// error includes waking the client), 0 = asynchronous (the sink is called
+// on the device thread). Counters: the completion error (delivery minus the
+// modeled completion's wall time) in microseconds, and the IOPS reached.
+void BM_RealtimeRead50kIops(benchmark::State& state) {
+  constexpr int kThreads = 4;
+  constexpr uint64_t kIops = 50'000;
+  constexpr uint64_t kReadsEach = kIops / kThreads;  // one second
+  constexpr uint64_t kRing = 256;
+  auto bench = make_bench("small");
+  JobSpec fill = job(JobKind::kWrite, 1 << 20, 4, 0);
+  fill.zones = {{0, 15}};
+  run_jobs(*bench->device, bench->sim, {fill}, 1);
+  const uint64_t blocks = 16 * bench->device->info().zone_capacity_lbas;
+  const uint64_t zone_size = bench->device->info().zone_size_lbas;
+  const uint64_t capacity = bench->device->info().zone_capacity_lbas;
+  RealtimeOptions options;
+  options.spin_ns = static_cast<uint64_t>(state.range(0)) * 1000;
+  const bool sync = state.range(1) != 0;
+  for (auto _ : state) {
+    RealtimeDriver driver(*bench->device, bench->sim, options);
+    driver.start();
+    std::atomic<uint64_t> failed{0};
+    const auto period = std::chrono::nanoseconds(1'000'000'000ULL * kThreads / kIops);
+    const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    std::vector<std::thread> clients;
+    for (int t = 0; t < kThreads; ++t) {
+      clients.emplace_back([&, t] {
+        Rng rng(derive_seed(7, static_cast<uint64_t>(t)));
+        std::vector<Command> ring(kRing);
+        ReadSink sink;
+        auto next = start + period * t / kThreads;  // the threads interleave
+        for (uint64_t i = 0; i < kReadsEach; ++i) {
+          std::this_thread::sleep_until(next);
+          next += period;
+          uint64_t block = rng.below(blocks);
+          Command& read = ring[i % kRing];
+          while (i >= kRing && sink.done.load(std::memory_order_acquire) <= i - kRing) {
+            std::this_thread::yield();  // the ring slot is still in flight
+          }
+          read = Command{};
+          read.opcode = Opcode::kRead;
+          read.slba = block / capacity * zone_size + block % capacity;
+          read.nlb = 1;
+          read.sink = &sink;
+          if (sync) {
+            if (!driver.submit_sync(read) || read.status != Status::kSuccess) ++failed;
+            sink.done.fetch_add(1, std::memory_order_relaxed);
+          } else if (!driver.submit_async(read)) {
+            ++failed;
+          }
+        }
+        while (sink.done.load(std::memory_order_acquire) < kReadsEach) std::this_thread::yield();
+        failed += sink.failed.load();
+      });
+    }
+    for (auto& client : clients) client.join();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    driver.stop();
+    RealtimeStats stats = driver.stats();
+    if (failed != 0) state.SkipWithError("a read failed");
+    const Histogram& error = stats.completion_error_ns;
+    state.counters["err_p50_us"] = static_cast<double>(error.percentile(50)) / 1e3;
+    state.counters["err_p99_us"] = static_cast<double>(error.percentile(99)) / 1e3;
+    state.counters["err_p999_us"] = static_cast<double>(error.percentile(99.9)) / 1e3;
+    state.counters["err_max_us"] = static_cast<double>(error.max()) / 1e3;
+    state.counters["err_mean_us"] = error.mean() / 1e3;
+    state.counters["iops"] = static_cast<double>(stats.completions) / seconds;
+    if (sync) {
+      state.counters["wakeup_p50_us"] = static_cast<double>(stats.wakeup_ns.percentile(50)) / 1e3;
+      state.counters["wakeup_p99_us"] = static_cast<double>(stats.wakeup_ns.percentile(99)) / 1e3;
+    }
+  }
+}
+BENCHMARK(BM_RealtimeRead50kIops)
+    ->ArgNames({"spin_us", "sync"})
+    ->Args({static_cast<int64_t>(RealtimeOptions{}.spin_ns / 1000), 1})
+    ->Args({static_cast<int64_t>(RealtimeOptions{}.spin_ns / 1000), 0})
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace zonelab

@@ -3,14 +3,17 @@
 #   1. Google Benchmark cases (simulated commands per wall-clock second).
 #   2. `zonelab create` of the 2 TB zssd-small device with backing none:
 #      wall time and peak memory (max RSS) of the whole process.
+#   3. The real-time driver's accuracy: 50,000 IOPS of 4 KiB reads from 4
+#      client threads (both cores), completion error p50/p99/max.
 set -euo pipefail
 build=${1:-build}
 reps=${BENCH_REPETITIONS:-5}
+rt_reps=${BENCH_REALTIME_REPETITIONS:-3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 echo "== model speed (median of $reps runs, one core) =="
-taskset -c 0 "$build/zonelab_bench" --benchmark_repetitions="$reps" \
+taskset -c 0 "$build/zonelab_bench" --benchmark_filter=-Realtime --benchmark_repetitions="$reps" \
   --benchmark_report_aggregates_only=true --benchmark_format=json >"$out/bench.json"
 
 python3 - "$out/bench.json" "$build/zonelab" "$out" "$reps" <<'PY'
@@ -40,4 +43,27 @@ t = statistics.median(times)
 m = max(rss) / 1024
 print(f"create zssd-small (29172 zones, backing none): median {t:.3f} s, peak RSS {m:.1f} MiB "
       f"(targets < 1 s, < 200 MB) -> {'ok' if t < 1 and m < 190 else 'BELOW TARGET'}")
+PY
+
+echo "== real-time accuracy (median of $rt_reps runs of one second, both cores) =="
+"$build/zonelab_bench" --benchmark_filter=Realtime --benchmark_repetitions="$rt_reps" \
+  --benchmark_report_aggregates_only=true --benchmark_format=json >"$out/realtime.json"
+python3 - "$out/realtime.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+for b in data["benchmarks"]:
+    if b.get("aggregate_name") != "median":
+        continue
+    sync = "/sync:1" in b["run_name"]
+    kind = "synchronous (caller wakes)" if sync else "asynchronous (sink called)"
+    line = (f"4 threads x 4KiB reads, {kind}: {b['iops']:.0f} IOPS, completion error "
+            f"p50 {b['err_p50_us']:.1f} us, p99 {b['err_p99_us']:.1f} us, "
+            f"p99.9 {b['err_p999_us']:.1f} us, max {b['err_max_us']:.1f} us")
+    if sync:
+        line += (f"; of which waking the caller p50 {b['wakeup_p50_us']:.1f} us, "
+                 f"p99 {b['wakeup_p99_us']:.1f} us")
+    else:
+        ok = b["err_p99_us"] <= 20 and b["iops"] >= 49000
+        line += f" (target p99 <= 20 us at 50,000 IOPS) -> {'ok' if ok else 'ABOVE TARGET'}"
+    print(line)
 PY

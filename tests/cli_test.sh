@@ -189,6 +189,20 @@ check "bench on an image" 0 "$Z" bench dev.img --rw write --zones 0-0 --size 1Mi
 check "bench state kept in the image" 0 "$Z" report dev.img --limit 1 --json
 expect "bench state kept in the image" "j['zones'][0]['wp']==256"
 
+# Real-time runs: the same job paced to the wall clock, with the completion error.
+check "bench realtime" 0 "$Z" bench --preset small --rw write --bs 64KiB --iodepth 4 --size 4MiB --realtime --json
+expect "bench realtime fields" "all(k in j['realtime']['completion_error_ns'] for k in ['p50','p99','max']) and j['realtime']['completions']==j['commands']==64 and j['realtime']['timing']=='modeled' and j['jobs'][0]['bytes']==4*1024*1024"
+check "bench timing off" 0 "$Z" bench --preset small --rw write --bs 64KiB --size 4MiB --timing off --json
+expect "bench timing off" "j['realtime']['timing']=='off' and j['realtime']['completion_error_ns']['max']==0 and j['realtime']['turnaround_ns']['max']>0"
+check "bench time scale" 0 "$Z" bench --preset small --rw write --bs 64KiB --size 1MiB --time-scale 2 --json
+expect "bench time scale" "j['realtime']['time_scale']==2 and j['wall_time_s']*1e9>=2*j['virtual_time_ns']"
+check "bench realtime table" 0 "$Z" bench --preset small --rw write --bs 64KiB --size 1MiB --realtime
+grep -q "completion error" out.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: bench realtime table has no completion error"; }
+check "bench time scale 0" 2 "$Z" bench --preset small --rw write --time-scale 0
+one_line_error "bench time scale 0"
+check "bench timing bad" 2 "$Z" bench --preset small --rw write --timing sometimes
+one_line_error "bench timing bad"
+
 # Interference runs (seed 003 2.2): refusals, JSON fields, CSV, job files, determinism.
 ifr() { "$Z" interference --preset small --quiet "$@"; }
 check "interference intensity 150" 2 ifr --foreground write --background finish --intensity 150

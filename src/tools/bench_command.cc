@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "common/units.h"
 #include "conv/conv_device.h"
 #include "host/host_queue.h"
+#include "sim/realtime.h"
 #include "workload/device_factory.h"
 #include "workload/runner.h"
 
@@ -122,6 +124,30 @@ Json device_json(const ModeledDevice& device, uint64_t span_ns) {
   return j;
 }
 
+Json realtime_json(const RealtimeOptions& options, const RealtimeStats& stats) {
+  Json j;
+  j["timing"] = std::string(timing_name(options.timing));
+  j["time_scale"] = options.time_scale;
+  j["spin_ns"] = options.spin_ns;
+  j["completions"] = stats.completions;
+  j["completion_error_ns"] = latency_json(stats.completion_error_ns);
+  j["turnaround_ns"] = latency_json(stats.turnaround_ns);
+  return j;
+}
+
+void print_realtime(const RealtimeOptions& options, const RealtimeStats& stats) {
+  fmt::print("real time: timing {}, time scale {:g}, {} completions\n", timing_name(options.timing),
+             options.time_scale, stats.completions);
+  auto line = [](const char* what, const Histogram& h) {
+    fmt::print("  {:<17} mean {:>9} p50 {:>9} p99 {:>9} p99.9 {:>9} max {:>9}\n", what,
+               format_duration(static_cast<uint64_t>(h.mean())), format_duration(h.percentile(50)),
+               format_duration(h.percentile(99)), format_duration(h.percentile(99.9)),
+               format_duration(h.max()));
+  };
+  if (options.timing == Timing::kModeled) line("completion error", stats.completion_error_ns);
+  line("turnaround (wall)", stats.turnaround_ns);
+}
+
 void print_table(const RunResult& run, const Json& device, double wall_s, bool show_wall) {
   fmt::print("{:<16} {:<8} {:>7} {:>8} {:>10} {:>10} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "job",
              "rw", "bs", "qd x n", "ops", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9",
@@ -172,10 +198,29 @@ void print_table(const RunResult& run, const Json& device, double wall_s, bool s
   }
 }
 
+// The driver's options from the command line; every clone's commands may be
+// in flight at once, so the driver takes at least that many.
+Result<RealtimeOptions> realtime_options(const BenchOptions& o, const std::vector<JobSpec>& jobs) {
+  RealtimeOptions options;
+  auto timing = timing_from_name(o.timing);
+  if (!timing)
+    return Error{fmt::format("--timing: '{}' is not modeled or off", one_line(o.timing))};
+  options.timing = *timing;
+  options.time_scale = o.time_scale;
+  uint64_t inflight = 0;
+  for (const auto& job : jobs) inflight += uint64_t(job.iodepth) * job.numjobs;
+  options.max_outstanding =
+      static_cast<uint32_t>(std::clamp<uint64_t>(inflight, options.max_outstanding, UINT32_MAX));
+  auto checked = check_realtime_options(options);
+  if (!checked) return Error{"--time-scale: " + checked.error()};
+  return options;
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
-  auto* bench = app.add_subcommand("bench", "fio-like benchmark in virtual time");
+  auto* bench =
+      app.add_subcommand("bench", "fio-like benchmark in virtual time (or paced: --realtime)");
   bench->add_option("IMAGE", o.image, "device image (or use --preset for a throwaway device)");
   add_config_options(*bench, o.config);
   bench->add_option("--job", o.job_file, "TOML job file ([global] and one table per job)");
@@ -197,6 +242,22 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
                    "host I/O scheduler in front of the device: none, mq-deadline or zinc "
                    "(default: host.scheduler)")
       ->check(CLI::IsMember({"none", "mq-deadline", "zinc"}));
+  bench->add_flag("--realtime", o.realtime,
+                  "run paced to the wall clock (real-time driver) and report the completion error");
+  bench->add_option_function<double>(
+      "--time-scale",
+      [&o](double scale) {
+        o.time_scale = scale;
+        o.realtime = true;
+      },
+      "wall time per unit of device time with --realtime (2 = twice as slow; implies --realtime)");
+  bench->add_option_function<std::string>(
+      "--timing",
+      [&o](const std::string& timing) {
+        o.timing = timing;
+        o.realtime = true;
+      },
+      "modeled (default) or off: complete every command at once (implies --realtime)");
   bench->callback([] {});
 }
 
@@ -247,6 +308,12 @@ int run_bench(const BenchOptions& o) {
   std::unique_ptr<HostQueue> host_queue;
   auto target = with_scheduler(device, session->sim, host, host_queue);
   if (!target) return bad_input(target.error());
+  RealtimeOptions realtime;
+  if (o.realtime) {
+    auto parsed = realtime_options(o, jobs);
+    if (!parsed) return bad_input(parsed.error());
+    realtime = *parsed;
+  }
 
   device.reset_stats();
   auto wall_start = std::chrono::steady_clock::now();
@@ -260,7 +327,18 @@ int run_bench(const BenchOptions& o) {
                static_cast<double>(virtual_ns) / 1e9, commands,
                std::chrono::duration<double>(now - wall_start).count());
   };
-  RunResult run = run_jobs(**target, session->sim, jobs, device.config().seed, progress);
+  RunResult run;
+  RealtimeStats realtime_stats;
+  if (o.realtime) {
+    // The job engine runs on this thread, inside the driver's paced loop.
+    RealtimeDriver driver(**target, session->sim, realtime);
+    run = run_jobs(driver.device(), session->sim, jobs, device.config().seed, progress,
+                   [&driver] { driver.run_until_idle(); });
+    driver.stop();
+    realtime_stats = driver.stats();
+  } else {
+    run = run_jobs(**target, session->sim, jobs, device.config().seed, progress);
+  }
   double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -298,9 +376,11 @@ int run_bench(const BenchOptions& o) {
       out["sim_commands_per_s"] =
           wall_s > 0 ? std::llround(static_cast<double>(run.commands) / wall_s) : 0;
     }
+    if (o.realtime) out["realtime"] = realtime_json(realtime, realtime_stats);
     print_json(out);
   } else {
     print_table(run, dev, wall_s, !o.no_wall_clock);
+    if (o.realtime) print_realtime(realtime, realtime_stats);
   }
   return first_status == Status::kSuccess ? kExitOk : kExitDeviceError;
 }

@@ -1,5 +1,5 @@
 // `zonelab bench`: fio-like jobs on an image or a preset device, in virtual
-// time, reported as a table or JSON.
+// time or (--realtime) paced to the wall clock, reported as a table or JSON.
 #pragma once
 
 #include <optional>
@@ -18,6 +18,10 @@ struct BenchOptions {
   bool no_wall_clock = false;
   bool quiet = false;
   std::string scheduler;  // empty: the configuration's host.scheduler
+  // The real-time driver (--realtime; --time-scale and --timing imply it).
+  bool realtime = false;
+  double time_scale = 1.0;
+  std::string timing = "modeled";
 };
 
 void add_bench_command(CLI::App& app, BenchOptions& options);

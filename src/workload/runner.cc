@@ -370,7 +370,7 @@ Outcome check_jobs(const std::vector<JobSpec>& jobs, const DeviceInfo& info) {
 }
 
 RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& jobs, uint64_t seed,
-                   const ProgressFn& progress) {
+                   const ProgressFn& progress, const DriveFn& drive) {
   RunResult run;
   run.start_ns = sim.now_ns();
   run.jobs.resize(jobs.size());
@@ -397,7 +397,11 @@ RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& j
     for (auto& job_clones : clones) {
       for (auto& clone : job_clones) engine.start(*clone);
     }
-    sim.run();
+    if (drive) {
+      drive();
+    } else {
+      sim.run();
+    }
     next = end;
   }
   run.end_ns = sim.now_ns();

@@ -61,7 +61,13 @@ using ProgressFn = std::function<void(uint64_t virtual_ns, uint64_t commands)>;
 // sizes); the message names the job and the option.
 Outcome check_jobs(const std::vector<JobSpec>& jobs, const DeviceInfo& info);
 
+// Runs the simulation until nothing is left to do; run_jobs calls it after
+// starting each group of jobs. By default sim.run() (virtual time); the
+// real-time driver's run_until_idle paces the same events to the wall clock
+// (then `device` is the driver's device() and the engine runs in the loop).
+using DriveFn = std::function<void()>;
+
 RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& jobs, uint64_t seed,
-                   const ProgressFn& progress = nullptr);
+                   const ProgressFn& progress = nullptr, const DriveFn& drive = nullptr);
 
 }  // namespace zonelab

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/realtime.h"
 #include "zns/zns_device.h"
 
 namespace zonelab {
@@ -226,6 +227,61 @@ TEST(Runner, CheckJobsRejectsBadRanges) {
   EXPECT_FALSE(check_jobs({a}, rig.device->info()).ok());
   JobSpec odd = job(JobKind::kRead, 1000, 1);  // not a multiple of the LBA size
   EXPECT_FALSE(check_jobs({odd}, rig.device->info()).ok());
+}
+
+// The same jobs through the real-time driver, with the engine running in
+// the driver's loop on this thread (as `bench --realtime` does): the same
+// work gets done, and every completion is paced and measured.
+RunResult run_realtime(Rig& rig, const std::vector<JobSpec>& jobs, Timing timing,
+                       RealtimeStats& stats) {
+  RealtimeOptions options;
+  options.timing = timing;
+  RealtimeDriver driver(*rig.device, rig.sim, options);
+  RunResult run =
+      run_jobs(driver.device(), rig.sim, jobs, 1, nullptr, [&driver] { driver.run_until_idle(); });
+  driver.stop();
+  stats = driver.stats();
+  return run;
+}
+
+std::vector<JobSpec> write_then_read() {
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 4);
+  w.zones = {{0, 0}};
+  w.size_bytes = 4 << 20;
+  JobSpec r = job(JobKind::kRandRead, 4096, 8);
+  r.zones = {{0, 0}};
+  r.size_bytes = 1 << 20;
+  r.stonewall = true;
+  return {w, r};
+}
+
+TEST(Runner, RealTimeRunDoesTheWorkOfTheVirtualRun) {
+  Rig virtual_rig;
+  RunResult expected = virtual_rig.run(write_then_read());
+  Rig rig;
+  RealtimeStats stats;
+  RunResult run = run_realtime(rig, write_then_read(), Timing::kModeled, stats);
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error << run.jobs[1].first_error;
+  for (size_t j = 0; j < 2; ++j) {
+    EXPECT_EQ(run.jobs[j].ops, expected.jobs[j].ops);
+    EXPECT_EQ(run.jobs[j].bytes, expected.jobs[j].bytes);
+  }
+  EXPECT_EQ(rig.device->zone(0).wp_lba, virtual_rig.device->zone(0).wp_lba);
+  EXPECT_EQ(stats.completions, run.commands);
+  EXPECT_EQ(stats.completion_error_ns.count(), run.commands);
+  EXPECT_EQ(stats.drained, 0u);
+  // Modeled latencies stay what the device says (a write: at least tPROG).
+  EXPECT_GE(run.jobs[0].latency_ns.min(), 500'000u);
+}
+
+TEST(Runner, RealTimeRunWithTimingOff) {
+  Rig rig;
+  RealtimeStats stats;
+  RunResult run = run_realtime(rig, write_then_read(), Timing::kOff, stats);
+  ASSERT_EQ(run.errors, 0u);
+  EXPECT_EQ(run.jobs[1].ops, 256u);
+  EXPECT_EQ(stats.completions, run.commands);
+  EXPECT_EQ(stats.completion_error_ns.count(), 0u);
 }
 
 }  // namespace

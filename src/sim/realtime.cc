@@ -1,0 +1,380 @@
+// The device loop of the real-time driver; see realtime.h.
+#include "sim/realtime.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+namespace zonelab {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// A misuse that would deadlock or lose a command: crash loudly.
+[[noreturn]] void misuse(const char* what) {
+  std::fprintf(stderr, "zonelab: RealtimeDriver misuse: %s\n", what);
+  std::abort();
+}
+
+// Linux lets a sleeping thread overshoot its wake-up by the thread's timer
+// slack (50 us by default), more than the whole error budget; the device
+// thread asks for none while it runs the loop.
+class TimerSlack {
+ public:
+  TimerSlack() {
+#if defined(__linux__)
+    int previous = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (previous > 0 && prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) == 0) previous_ = previous;
+#endif
+  }
+  ~TimerSlack() {
+#if defined(__linux__)
+    if (previous_ > 0) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(previous_), 0, 0, 0);
+#endif
+  }
+  TimerSlack(const TimerSlack&) = delete;
+  TimerSlack& operator=(const TimerSlack&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+std::string_view timing_name(Timing timing) { return timing == Timing::kOff ? "off" : "modeled"; }
+
+std::optional<Timing> timing_from_name(std::string_view name) {
+  if (name == "modeled") return Timing::kModeled;
+  if (name == "off") return Timing::kOff;
+  return std::nullopt;
+}
+
+Outcome check_realtime_options(const RealtimeOptions& options) {
+  if (!std::isfinite(options.time_scale) || options.time_scale < kMinTimeScale ||
+      options.time_scale > kMaxTimeScale) {
+    return Error{fmt::format("time scale {} is outside [{}, {}]", options.time_scale, kMinTimeScale,
+                             kMaxTimeScale)};
+  }
+  if (options.spin_ns > 10'000'000) return Error{"spin time above 10 ms"};
+  if (options.max_outstanding == 0) return Error{"max_outstanding is 0"};
+  return {};
+}
+
+RealtimeDriver::RealtimeDriver(Device& device, Simulator& sim, const RealtimeOptions& options)
+    : device_(device),
+      sim_(sim),
+      options_(options),
+      view_(*this),
+      origin_virtual_ns_(sim.now_ns()),
+      origin_wall_ns_(wall_now_ns()) {
+  assert(check_realtime_options(options).ok());
+}
+
+RealtimeDriver::~RealtimeDriver() { stop(); }
+
+int64_t RealtimeDriver::wall_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
+      .count();
+}
+
+int64_t RealtimeDriver::wall_of(uint64_t virtual_ns) const {
+  double offset = (static_cast<double>(virtual_ns) - static_cast<double>(origin_virtual_ns_)) *
+                  options_.time_scale;
+  return origin_wall_ns_ + std::llround(offset);
+}
+
+uint64_t RealtimeDriver::virtual_of(int64_t wall_ns) const {
+  if (wall_ns <= origin_wall_ns_) return origin_virtual_ns_;
+  double offset = static_cast<double>(wall_ns - origin_wall_ns_) / options_.time_scale;
+  return origin_virtual_ns_ + static_cast<uint64_t>(offset);
+}
+
+bool RealtimeDriver::on_device_thread() const {
+  return device_thread_.load(std::memory_order_acquire) == std::this_thread::get_id();
+}
+
+void RealtimeDriver::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable() || stopping_ || device_thread_.load() != std::thread::id{}) {
+    misuse("start() twice, after stop(), or inside run_until_idle()");
+  }
+  thread_ = std::thread([this] { loop(false); });
+}
+
+RealtimeDriver::Ticket* RealtimeDriver::enqueue(Command& command, bool sync) {
+  Ticket* ticket = nullptr;
+  bool notify = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || outstanding_ >= options_.max_outstanding) {
+      std::lock_guard stats_lock(stats_mutex_);
+      ++stats_.refused;
+      return nullptr;
+    }
+    if (free_tickets_.empty()) {
+      ticket = &pool_.emplace_back();
+    } else {
+      ticket = free_tickets_.back();
+      free_tickets_.pop_back();
+    }
+    ticket->command = &command;
+    ticket->sink = command.sink;
+    ticket->user_tag = command.user_tag;
+    ticket->sync = sync;
+    ticket->done.store(0, std::memory_order_relaxed);
+    // Stamped under the lock, so the inbox is in arrival order.
+    ticket->arrival_wall_ns = wall_now_ns();
+    ticket->next = nullptr;
+    if (inbox_tail_ != nullptr) {
+      inbox_tail_->next = ticket;
+    } else {
+      inbox_head_ = ticket;
+    }
+    inbox_tail_ = ticket;
+    ++outstanding_;
+    if (sync) ++sync_callers_;
+    arrivals_.store(true, std::memory_order_release);
+    notify = loop_waiting_;
+  }
+  if (notify) wake_.notify_one();
+  return ticket;
+}
+
+void RealtimeDriver::release(Ticket* ticket) {
+  std::lock_guard lock(mutex_);
+  free_tickets_.push_back(ticket);
+  if (--sync_callers_ == 0) idle_.notify_all();
+}
+
+bool RealtimeDriver::submit_async(Command& command) {
+  if (command.sink == nullptr) misuse("submit_async of a command without a sink");
+  return enqueue(command, false) != nullptr;
+}
+
+bool RealtimeDriver::submit_sync(Command& command) {
+  if (on_device_thread()) misuse("submit_sync on the device thread would wait for itself");
+  Ticket* ticket = enqueue(command, true);
+  if (ticket == nullptr) return false;
+  // A futex wait (after a short spin) on the ticket; the device thread's
+  // notify may come after we have moved on, which is harmless: the ticket
+  // stays in the pool and its next waiter re-checks `done`.
+  while (ticket->done.load(std::memory_order_acquire) == 0) ticket->done.wait(0);
+  int64_t now = wall_now_ns();
+  record(ticket->delivery, now - wall_of(command.complete_ns), now - ticket->arrival_wall_ns,
+         now - ticket->posted_wall_ns);
+  release(ticket);
+  return true;
+}
+
+void RealtimeDriver::View::submit(Command& command) {
+  if (!driver_.submit_async(command)) misuse("a command the job engine submitted was refused");
+}
+
+void RealtimeDriver::on_complete(Command& command) {
+  auto* ticket = reinterpret_cast<Ticket*>(command.user_tag);
+  command.sink = ticket->sink;
+  command.user_tag = ticket->user_tag;
+  Delivery delivery = draining_                             ? Delivery::kDrained
+                      : options_.timing == Timing::kModeled ? Delivery::kPaced
+                                                            : Delivery::kUnpaced;
+  if (ticket->sync) {
+    {
+      std::lock_guard lock(mutex_);
+      if (--outstanding_ == 0) idle_.notify_all();
+    }
+    ticket->delivery = delivery;
+    ticket->posted_wall_ns = wall_now_ns();
+    ticket->done.store(1, std::memory_order_release);
+    ticket->done.notify_one();
+    return;
+  }
+  int64_t now = wall_now_ns();
+  record(delivery, now - wall_of(command.complete_ns), now - ticket->arrival_wall_ns, -1);
+  command.sink->on_complete(command);
+  std::lock_guard lock(mutex_);
+  free_tickets_.push_back(ticket);
+  if (--outstanding_ == 0) idle_.notify_all();
+}
+
+void RealtimeDriver::record(Delivery delivery, int64_t error_ns, int64_t turnaround_ns,
+                            int64_t wakeup_ns) {
+  auto clamp = [](int64_t ns) { return static_cast<uint64_t>(std::max<int64_t>(ns, 0)); };
+  std::lock_guard lock(stats_mutex_);
+  if (delivery == Delivery::kDrained) {
+    ++stats_.drained;
+    return;
+  }
+  ++stats_.completions;
+  stats_.turnaround_ns.record(clamp(turnaround_ns));
+  if (wakeup_ns >= 0) stats_.wakeup_ns.record(clamp(wakeup_ns));
+  if (delivery == Delivery::kPaced) stats_.completion_error_ns.record(clamp(error_ns));
+}
+
+RealtimeStats RealtimeDriver::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+void RealtimeDriver::wait_idle() {
+  if (on_device_thread()) misuse("wait_idle on the device thread would wait for itself");
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return outstanding_ == 0; });
+}
+
+void RealtimeDriver::run_until_idle() {
+  {
+    std::lock_guard lock(mutex_);
+    if (thread_.joinable() || stopped_) misuse("run_until_idle with a device thread or after stop");
+  }
+  loop(true);
+}
+
+RealtimeDriver::Ticket* RealtimeDriver::take_arrivals(bool& stopping) {
+  std::lock_guard lock(mutex_);
+  Ticket* arrivals = inbox_head_;
+  inbox_head_ = inbox_tail_ = nullptr;
+  arrivals_.store(false, std::memory_order_relaxed);
+  stopping = stopping_;
+  return arrivals;
+}
+
+void RealtimeDriver::inject(Ticket* arrivals) {
+  while (arrivals != nullptr) {
+    Ticket* ticket = arrivals;
+    arrivals = ticket->next;
+    if (options_.timing == Timing::kModeled && !draining_) {
+      // Events due before the arrival happen before it.
+      uint64_t arrival_ns = std::max(sim_.now_ns(), virtual_of(ticket->arrival_wall_ns));
+      sim_.run_until(arrival_ns);
+      sim_.advance_to(std::max(sim_.now_ns(), arrival_ns));
+    }
+    Command& command = *ticket->command;
+    command.sink = this;
+    command.user_tag = reinterpret_cast<uint64_t>(ticket);
+    device_.submit(command);
+  }
+}
+
+bool RealtimeDriver::pace_until(uint64_t virtual_ns) {
+  if (options_.timing == Timing::kOff) return true;
+  const int64_t target = wall_of(virtual_ns);
+  const auto spin = static_cast<int64_t>(options_.spin_ns);
+  for (;;) {
+    // An arrival first: it may come before the event.
+    if (arrivals_.load(std::memory_order_acquire) || stop_hint_.load(std::memory_order_acquire)) {
+      return false;
+    }
+    int64_t now = wall_now_ns();
+    if (now >= target) return true;
+    if (target - now <= spin) {
+      cpu_relax();
+      continue;
+    }
+    std::unique_lock lock(mutex_);
+    if (inbox_head_ != nullptr || stopping_) return false;
+    loop_waiting_ = true;
+    wake_.wait_until(lock, SteadyClock::time_point(std::chrono::nanoseconds(target - spin)));
+    loop_waiting_ = false;
+  }
+}
+
+// Spins a while before it blocks: waking a blocked thread takes tens of
+// microseconds at the tail (more in a VM), longer than a flash read.
+void RealtimeDriver::wait_for_arrival() {
+  const int64_t spin_until = wall_now_ns() + static_cast<int64_t>(options_.spin_ns);
+  while (wall_now_ns() < spin_until) {
+    if (arrivals_.load(std::memory_order_acquire) || stop_hint_.load(std::memory_order_acquire)) {
+      return;
+    }
+    cpu_relax();
+  }
+  std::unique_lock lock(mutex_);
+  loop_waiting_ = true;
+  wake_.wait(lock, [&] { return inbox_head_ != nullptr || stopping_; });
+  loop_waiting_ = false;
+}
+
+void RealtimeDriver::drain(Ticket* arrivals) {
+  draining_ = true;
+  inject(arrivals);
+  auto outstanding = [&] {
+    std::lock_guard lock(mutex_);
+    return outstanding_;
+  };
+  // Every event until the last accepted command is delivered; the device
+  // finishes what it has, since nothing new is accepted.
+  while (outstanding() != 0 && sim_.step()) {
+  }
+  draining_ = false;
+}
+
+// Runs until stop() (the device thread) or until nothing is left to do
+// (run_until_idle); each turn takes the arrivals, then waits for the next
+// event's wall time unless another arrival comes first.
+void RealtimeDriver::loop(bool until_idle) {
+  device_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  TimerSlack slack;
+  for (;;) {
+    bool stopping = false;
+    Ticket* arrivals = take_arrivals(stopping);
+    if (stopping) {
+      drain(arrivals);
+      break;
+    }
+    inject(arrivals);
+    if (sim_.empty()) {
+      if (until_idle) {
+        std::lock_guard lock(mutex_);
+        if (inbox_head_ == nullptr) break;
+        continue;
+      }
+      wait_for_arrival();
+      continue;
+    }
+    if (pace_until(sim_.next_time_ns())) sim_.step();
+  }
+  device_thread_.store(std::thread::id{}, std::memory_order_release);
+}
+
+void RealtimeDriver::stop() {
+  if (on_device_thread()) misuse("stop() on the device thread");
+  std::lock_guard one_at_a_time(stop_mutex_);  // a second caller waits for the first
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    stopping_ = true;
+    stop_hint_.store(true, std::memory_order_release);
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  } else {
+    // No device thread: what was accepted completes on this thread.
+    device_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+    bool stopping = false;
+    drain(take_arrivals(stopping));
+    device_thread_.store(std::thread::id{}, std::memory_order_release);
+  }
+  // Released callers may still be reading their tickets.
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return sync_callers_ == 0; });
+  assert(outstanding_ == 0 && inbox_head_ == nullptr);
+  stopped_ = true;
+}
+
+}  // namespace zonelab

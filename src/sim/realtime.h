@@ -1,0 +1,232 @@
+// The real-time driver: the same simulation as in virtual time, run by one
+// device thread paced to the wall clock, so that multi-threaded programs see
+// the modeled latencies as they would on a drive.
+//
+// Time. Virtual time V maps to wall time W = W0 + (V - V0) * time_scale,
+// where (V0, W0) are the simulator's time and the steady clock when the
+// driver is made. A time scale of 1 is real time; 2 makes the device run
+// twice as slow. Before it runs an event the device thread waits until the
+// event's wall time: it sleeps while the event is far off and spins for the
+// last `spin_ns`. A command enters the simulation at the virtual time of its
+// arrival (the wall clock when it was submitted, mapped back; never before
+// the simulator's own time), after every event due before it.
+//
+// Delivery. A completion is delivered when its completion event has run: an
+// asynchronous command's sink is called on the device thread; a synchronous
+// caller wakes up. The completion error is the wall time of that delivery
+// (the call of the sink; the caller's return from submit_sync) minus the wall
+// time of the modeled completion; stats() holds its histogram. For a
+// synchronous caller it includes the operating system's wake-up of the
+// caller's thread, which stats() also shows on its own (wakeup_ns).
+//
+// Timing off. With Timing::kOff nothing is paced: events run as soon as the
+// device thread reaches them and commands enter at the simulator's current
+// time, so every command completes as fast as the host software allows
+// (what stats().turnaround_ns then measures). Virtual time still advances by
+// the modeled latencies, but no longer follows the wall clock.
+//
+// Threads. The device and the simulator belong to the device thread from
+// start() to stop(); nobody else may touch them meanwhile. Before start and
+// after stop the owner may use them directly. Instead of start(), a
+// single-threaded caller can run the device loop itself with
+// run_until_idle(), which makes the calling thread the device thread for
+// that long (the job engine does this; see device()).
+//
+// Shutdown. stop() (and the destructor) refuses new commands, then completes
+// every command already accepted: the simulation runs on without pacing
+// until the last of them is delivered, so each command gets its real modeled
+// status and result (writes are not lost), sinks are called and synchronous
+// callers released. Then the device thread is joined. Those completions
+// count in stats().drained, not in the error histogram.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/histogram.h"
+#include "sim/simulator.h"
+#include "zonelab/device.h"
+#include "zonelab/result.h"
+
+namespace zonelab {
+
+enum class Timing : uint8_t {
+  kModeled,  // completions at their modeled times, paced to the wall clock
+  kOff,      // no pacing: every command completes at once
+};
+
+struct RealtimeOptions {
+  Timing timing = Timing::kModeled;
+  // Wall ns per virtual ns; within [kMinTimeScale, kMaxTimeScale].
+  double time_scale = 1.0;
+  // The device thread spins (rather than sleeps) for the last `spin_ns` of
+  // wall time before an event, and for `spin_ns` after it runs out of work
+  // before it blocks; see docs/realtime.md for the measurement.
+  uint64_t spin_ns = 200'000;
+  // Commands accepted and not yet delivered; submissions beyond are refused.
+  uint32_t max_outstanding = 1u << 16;
+};
+
+inline constexpr double kMinTimeScale = 1e-3;
+inline constexpr double kMaxTimeScale = 1e6;
+
+// "modeled" / "off".
+std::string_view timing_name(Timing timing);
+std::optional<Timing> timing_from_name(std::string_view name);
+
+// Checks options; the message names the bad field.
+Outcome check_realtime_options(const RealtimeOptions& options);
+
+struct RealtimeStats {
+  // Delivery minus the modeled completion's wall time, of each completion
+  // delivered while running with Timing::kModeled (never negative: nothing
+  // is delivered early).
+  Histogram completion_error_ns;
+  // Wall time from submission to delivery, of every completion but those
+  // stop() drained.
+  Histogram turnaround_ns;
+  // submit_sync: from the device thread posting the completion to the caller
+  // running again (the host's wake-up, part of the completion error).
+  Histogram wakeup_ns;
+  uint64_t completions = 0;  // delivered while running (not drained)
+  uint64_t drained = 0;      // delivered by stop() without pacing
+  uint64_t refused = 0;      // submissions refused (stopping, or full)
+};
+
+class RealtimeDriver final : private CompletionSink {
+ public:
+  // `device` must run on `sim`. Options must pass check_realtime_options.
+  RealtimeDriver(Device& device, Simulator& sim, const RealtimeOptions& options = {});
+  ~RealtimeDriver();
+  RealtimeDriver(const RealtimeDriver&) = delete;
+  RealtimeDriver& operator=(const RealtimeDriver&) = delete;
+
+  // Starts the device thread (at most once, and not with run_until_idle).
+  void start();
+
+  // Any thread. The command is the caller's and must stay alive until its
+  // sink is called, on the device thread; the sink may submit_async more
+  // commands but must not block. False (and no call of the sink) when the
+  // driver is stopping or holds max_outstanding commands.
+  bool submit_async(Command& command);
+  // Any thread but the device thread: submits and waits for the completion;
+  // the command's status and result are then filled in. Its sink is ignored.
+  // False (the command untouched) when refused, as for submit_async.
+  bool submit_sync(Command& command);
+
+  // Blocks until every accepted command has been delivered (any thread but
+  // the device thread; someone must be running the loop: the device thread,
+  // or another thread inside run_until_idle).
+  void wait_idle();
+
+  // Runs the device loop on the calling thread, paced as by the device
+  // thread, until no event is left and every accepted command has been
+  // delivered. Only without start().
+  void run_until_idle();
+
+  // The device seen through the driver, for code that runs on the device
+  // thread (the job engine inside run_until_idle): submit is submit_async;
+  // info and zone read the device.
+  Device& device() { return view_; }
+
+  // Refuses new commands, completes those accepted (see the top of this
+  // file) and joins the device thread. Idempotent; not from the device
+  // thread.
+  void stop();
+
+  RealtimeStats stats() const;
+  const RealtimeOptions& options() const { return options_; }
+
+  // The clock mapping, in steady-clock nanoseconds.
+  static int64_t wall_now_ns();
+  int64_t wall_of(uint64_t virtual_ns) const;
+  uint64_t virtual_of(int64_t wall_ns) const;
+
+ private:
+  enum class Delivery : uint8_t { kPaced, kUnpaced, kDrained };
+
+  // One accepted command on its way through the driver. Tickets are pooled
+  // and live as long as the driver, so the device thread may still touch a
+  // synchronous caller's ticket while the caller wakes up and moves on.
+  struct Ticket {
+    Command* command = nullptr;
+    CompletionSink* sink = nullptr;  // the caller's
+    uint64_t user_tag = 0;           // the caller's
+    int64_t arrival_wall_ns = 0;
+    Ticket* next = nullptr;  // inbox link
+    bool sync = false;
+    // submit_sync: the device thread fills these, then sets `done`.
+    Delivery delivery = Delivery::kPaced;
+    int64_t posted_wall_ns = 0;
+    std::atomic<uint32_t> done{0};
+  };
+
+  class View final : public Device {
+   public:
+    explicit View(RealtimeDriver& driver) : driver_(driver) {}
+    void submit(Command& command) override;
+    const DeviceInfo& info() const override { return driver_.device_.info(); }
+    ZoneDescriptor zone(uint32_t index) const override { return driver_.device_.zone(index); }
+
+   private:
+    RealtimeDriver& driver_;
+  };
+
+  // Puts the command into the inbox on a fresh ticket; null when refused.
+  Ticket* enqueue(Command& command, bool sync);
+  void release(Ticket* ticket);
+  void on_complete(Command& command) override;
+  void record(Delivery delivery, int64_t error_ns, int64_t turnaround_ns, int64_t wakeup_ns);
+  bool on_device_thread() const;
+
+  // The device loop; `until_idle` returns when nothing is left to do,
+  // otherwise it runs until stop().
+  void loop(bool until_idle);
+  Ticket* take_arrivals(bool& stopping);
+  void inject(Ticket* arrivals);
+  // Waits for the wall time of `virtual_ns`; false when an arrival or stop
+  // came first.
+  bool pace_until(uint64_t virtual_ns);
+  void wait_for_arrival();
+  // Runs what is left without pacing (stop()).
+  void drain(Ticket* arrivals);
+
+  Device& device_;
+  Simulator& sim_;
+  const RealtimeOptions options_;
+  View view_;
+  const uint64_t origin_virtual_ns_;
+  const int64_t origin_wall_ns_;
+
+  std::mutex stop_mutex_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;  // the device loop: an arrival or stop
+  // wait_idle and stop: outstanding_ or sync_callers_ fell to 0.
+  std::condition_variable idle_;
+  Ticket* inbox_head_ = nullptr;
+  Ticket* inbox_tail_ = nullptr;
+  std::deque<Ticket> pool_;
+  std::vector<Ticket*> free_tickets_;
+  uint32_t outstanding_ = 0;
+  uint32_t sync_callers_ = 0;  // inside submit_sync with an accepted command
+  bool stopping_ = false;
+  bool stopped_ = false;
+  bool loop_waiting_ = false;
+  std::atomic<bool> arrivals_{false};  // a hint for the spinning loop
+  std::atomic<bool> stop_hint_{false};
+  std::thread thread_;
+  std::atomic<std::thread::id> device_thread_{};
+  bool draining_ = false;  // device thread only
+
+  mutable std::mutex stats_mutex_;
+  RealtimeStats stats_;
+};
+
+}  // namespace zonelab
