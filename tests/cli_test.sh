@@ -216,6 +216,10 @@ check "interference bs not a multiple of the LBA size" 2 ifr --foreground write 
 one_line_error "interference bs not a multiple of the LBA size"
 check "interference softfinish chunk not a multiple of the LBA" 2 ifr --foreground write --background softfinish --intensity 50 --set host.softfinish.chunk=6000
 one_line_error "interference softfinish chunk not a multiple of the LBA"
+check "interference realtime" 0 ifr --foreground write --background finish --intensity 50 --levels 1,4 --runtime 50ms --realtime --json
+expect "interference realtime" "j['realtime']['completions']>0 and j['realtime']['completion_error_ns']['p50']<=j['realtime']['completion_error_ns']['max'] and j['m_inter']>0"
+check "interference bad time scale" 2 ifr --foreground write --background finish --intensity 50 --time-scale 0
+one_line_error "interference bad time scale"
 check "interference unknown scheduler" 2 ifr --foreground write --background finish --intensity 50 --scheduler cfq
 one_line_error "interference unknown scheduler"
 check "interference zinc softfinish" 0 ifr --foreground write --background softfinish --intensity 50 --levels 1,4 --runtime 200ms --scheduler zinc --set host.softfinish.chunk=64KiB --json

@@ -29,6 +29,7 @@ constexpr Flag kFlags[] = {
     {"runtime", "virtual time each run measures the foreground (default 2s)"},
     {"scheduler", "host I/O scheduler: none, mq-deadline or zinc (knobs: host.zinc.*)"},
     {"peak", "background peak in ops/s to take instead of measuring it"},
+    {"time-scale", "with --realtime: wall time per unit of device time (implies --realtime)"},
 };
 
 double rounded(double value, double scale) { return std::round(value * scale) / scale; }
@@ -80,6 +81,16 @@ Json result_json(const InterferenceResult& r) {
   }
   out["levels"] = levels;
   out["m_inter"] = rounded(r.m_inter, 1e6);
+  if (spec.realtime) {
+    const Histogram& e = r.completion_error_ns;
+    out["realtime"] = {{"time_scale", spec.time_scale},
+                       {"completions", e.count()},
+                       {"completion_error_ns",
+                        {{"mean", std::llround(e.mean())},
+                         {"p50", e.percentile(50)},
+                         {"p99", e.percentile(99)},
+                         {"max", e.max()}}}};
+  }
   out["peak_probe_virtual_ns"] = r.peak_probe_virtual_ns;
   out["virtual_time_ns"] = r.virtual_time_ns;
   return out;
@@ -114,6 +125,12 @@ void print_table(const InterferenceResult& r) {
   fmt::print("M^Inter {:.4f} (alpha {}, beta {}) over {} level{}; virtual time {:.3f} s\n",
              r.m_inter, spec.alpha, 1 - spec.alpha, r.levels.size(),
              r.levels.size() == 1 ? "" : "s", static_cast<double>(r.virtual_time_ns) / 1e9);
+  if (spec.realtime) {
+    const Histogram& e = r.completion_error_ns;
+    fmt::print("real time (scale {}): {} completions, error p50 {} p99 {} max {}\n",
+               spec.time_scale, e.count(), format_duration(e.percentile(50)),
+               format_duration(e.percentile(99)), format_duration(e.max()));
+  }
 }
 
 bool write_csv(std::FILE* file, const InterferenceResult& r) {
@@ -147,6 +164,13 @@ void add_interference_command(CLI::App& app, InterferenceOptions& o) {
   cmd->add_option("--csv", o.csv_file, "also write one row per level to this CSV file");
   cmd->add_flag("--json", o.json, "print JSON");
   cmd->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  cmd->add_flag_callback(
+      "--realtime",
+      [&o] {
+        o.flags.push_back({"realtime", "true"});
+      },
+      "run each measured window paced to the wall clock (real-time driver) and report the "
+      "completion error");
   cmd->callback([] {});
 }
 
@@ -167,9 +191,10 @@ int run_interference_command(const InterferenceOptions& o) {
       given.insert(option.key);
     }
   }
-  for (const auto& [key, value] : o.flags) {  // flags override the job file
+  for (const auto& [flag, value] : o.flags) {  // flags override the job file
+    std::string key = flag == "time-scale" ? "time_scale" : flag;
     auto set = set_interference_option(spec, key, value);
-    if (!set) return bad_input(fmt::format("--{}: {}", key, set.error()));
+    if (!set) return bad_input(fmt::format("--{}: {}", flag, set.error()));
     given.insert(key);
   }
   if (!given.contains("foreground") || !given.contains("background") ||

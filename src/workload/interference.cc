@@ -18,6 +18,7 @@
 #include "common/units.h"
 #include "host/host_queue.h"
 #include "host/softfinish.h"
+#include "sim/realtime.h"
 #include "sim/simulator.h"
 #include "workload/interference_model.h"
 #include "zns/zns_device.h"
@@ -34,9 +35,9 @@ constexpr uint64_t kReadStream = 0x7265'6164;  // seeds the read offsets of a le
 
 constexpr std::array<std::string_view, 3> kForegroundNames{"write", "append", "read"};
 constexpr std::array<std::string_view, 3> kBackgroundNames{"reset", "finish", "softfinish"};
-constexpr std::array<std::string_view, 9> kOptionKeys{"foreground", "background", "intensity",
-                                                      "levels",     "bs",         "alpha",
-                                                      "runtime",    "scheduler",  "peak"};
+constexpr std::array<std::string_view, 11> kOptionKeys{
+    "foreground", "background", "intensity", "levels",   "bs",        "alpha",
+    "runtime",    "scheduler",  "peak",      "realtime", "time_scale"};
 
 Result<double> parse_decimal(std::string_view text, std::string_view key) {
   double value = 0;
@@ -169,10 +170,13 @@ struct Plan {
   double rate_ops_per_s = 0;
   uint64_t runtime_ns = 0;
   uint64_t seed = 0;
+  bool realtime = false;
+  RealtimeOptions realtime_options;
 };
 
 struct RunOutcome {
   InterferenceRun run;
+  Histogram completion_error_ns;  // real-time runs
   Failure failure;
   bool out_of_zones = false;
 };
@@ -204,14 +208,18 @@ class Driver final : public CompletionSink, public EventHandler {
     read_slots_ = info_.zone_capacity_lbas / plan.bs_lbas;
   }
 
-  RunOutcome run() {
+  // `target` takes the commands (the rig's device, or a real-time driver's
+  // view of it) and `drive` runs the events (the simulator, or the driver's
+  // paced loop).
+  RunOutcome run(Device& target, const std::function<void()>& drive) {
     RunOutcome out;
     outcome_ = &out;
+    target_ = &target;
     out.run.window_start_ns = rig_.sim.now_ns();
     out.run.window_end_ns = out.run.window_start_ns + plan_.runtime_ns;
     for (Thread& thread : threads_) pump(thread);
     if (background_) issue_background();
-    rig_.sim.run();  // bounded: nothing is issued after the window
+    drive();  // bounded: nothing is issued after the window
     out.run.virtual_end_ns = rig_.sim.now_ns();
     uint64_t window = out.run.window_end_ns - out.run.window_start_ns;
     out.run.iops = static_cast<double>(out.run.ops) * 1e9 / static_cast<double>(window);
@@ -302,7 +310,7 @@ class Driver final : public CompletionSink, public EventHandler {
       c.user_tag = index;
       thread.free.pop_back();
       ++thread.inflight;
-      rig_.io->submit(c);
+      target_->submit(c);
     }
   }
 
@@ -331,7 +339,7 @@ class Driver final : public CompletionSink, public EventHandler {
   void submit_background() {
     bg_.sink = this;
     bg_.user_tag = kBackground;
-    rig_.io->submit(bg_);
+    target_->submit(bg_);
   }
 
   void on_background(Command& c) {
@@ -391,6 +399,7 @@ class Driver final : public CompletionSink, public EventHandler {
   uint32_t next_zone_ = 0;  // background zones used so far
   bool stopped_ = false;
   RunOutcome* outcome_ = nullptr;
+  Device* target_ = nullptr;
 };
 
 // One run at one level on a fresh device. Both runs of a level prepare the
@@ -413,7 +422,14 @@ Result<RunOutcome> run_level(const Config& config, const Plan& plan, uint32_t cl
   }
   (*rig)->device->reset_stats();
   Driver driver(plan, **rig, cl, background, config.host);
-  return driver.run();
+  if (!plan.realtime) {
+    return driver.run(*(*rig)->io, [&rig] { (*rig)->sim.run(); });
+  }
+  RealtimeDriver paced(*(*rig)->io, (*rig)->sim, plan.realtime_options);
+  RunOutcome out = driver.run(paced.device(), [&paced] { paced.run_until_idle(); });
+  paced.stop();
+  out.completion_error_ns = paced.stats().completion_error_ns;
+  return out;
 }
 
 // The background op alone, closed loop at queue depth 1, on a fresh device:
@@ -576,6 +592,18 @@ Outcome set_interference_option(InterferenceSpec& spec, std::string_view key,
           fmt::format("scheduler = '{}': expected none, mq-deadline or zinc", one_line(value, 64))};
     }
     spec.scheduler = std::string(value);
+  } else if (key == "realtime") {
+    if (value != "true" && value != "false") return Error{"realtime must be true or false"};
+    spec.realtime = value == "true";
+  } else if (key == "time_scale") {
+    auto scale = parse_decimal(value, key);
+    if (!scale) return Error{scale.error()};
+    if (*scale < kMinTimeScale || *scale > kMaxTimeScale) {
+      return Error{
+          fmt::format("time_scale = {} is outside [{}, {}]", *scale, kMinTimeScale, kMaxTimeScale)};
+    }
+    spec.time_scale = *scale;
+    spec.realtime = true;
   } else if (key == "peak") {
     auto peak = parse_decimal(value, key);
     if (!peak) return Error{peak.error()};
@@ -597,7 +625,7 @@ Result<std::vector<InterferenceOption>> parse_interference_job_text(std::string_
     if (std::find(kOptionKeys.begin(), kOptionKeys.end(), name) == kOptionKeys.end()) {
       return Error{fmt::format(
           "{}: unknown key '{}' (expected foreground, background, intensity, levels, bs, alpha, "
-          "runtime, scheduler or peak)",
+          "runtime, scheduler, peak, realtime or time_scale)",
           one_line(origin), one_line(name, 64))};
     }
     std::string value;
@@ -607,6 +635,8 @@ Result<std::vector<InterferenceOption>> parse_interference_job_text(std::string_
       value = fmt::format("{}", i->get());
     } else if (auto f = node.as_floating_point()) {
       value = fmt::format("{}", f->get());
+    } else if (auto b = node.as_boolean()) {
+      value = b->get() ? "true" : "false";
     } else if (auto list = node.as_array(); list != nullptr && name == "levels") {
       for (const auto& item : *list) {
         auto level = item.as_integer();
@@ -640,6 +670,12 @@ Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
   }
   if (spec.runtime_ns == 0 || spec.runtime_ns > kMaxRuntimeNs) {
     return Error{"runtime must be from 1ns to 3600s"};
+  }
+  if (spec.realtime) {
+    RealtimeOptions realtime;
+    realtime.time_scale = spec.time_scale;
+    auto ok = check_realtime_options(realtime);
+    if (!ok) return ok;
   }
   if (!(spec.peak_ops_per_s >= 0) || !std::isfinite(spec.peak_ops_per_s)) {
     return Error{"peak must be a rate above 0 ops/s (or 0: measure it)"};
@@ -728,6 +764,8 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   plan.foreground_zones = foreground_zone_count(spec, result.spec.levels);
   plan.runtime_ns = spec.runtime_ns;
   plan.seed = config.seed;
+  plan.realtime = spec.realtime;
+  plan.realtime_options.time_scale = spec.time_scale;
   result.foreground_zones = plan.foreground_zones;
 
   auto planned = plan_background(config, spec, layout->zone_count(), plan, result);
@@ -749,6 +787,7 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
       }
       InterferenceRun& run = background ? level.inter : level.iso;
       run = outcome->run;
+      result.completion_error_ns.merge(outcome->completion_error_ns);
       result.virtual_time_ns += run.virtual_end_ns;
       if (outcome->failure.failed()) {
         result.first_status = outcome->failure.status;

@@ -50,6 +50,11 @@ struct InterferenceSpec {
   uint64_t runtime_ns = 2'000'000'000;
   double peak_ops_per_s = 0;  // the background's peak; 0: measure it
   std::string scheduler;      // host.scheduler for the runs; empty: the configuration's
+  // Runs each measured window on the real-time driver (src/sim/realtime.h),
+  // paced to the wall clock at `time_scale`; the results then carry the
+  // completion error.
+  bool realtime = false;
+  double time_scale = 1.0;
 };
 
 // Seed 003 §2.2: 1-7 for write and append, powers of two up to 128 for read.
@@ -107,7 +112,8 @@ struct InterferenceResult {
   uint32_t background_zones = 0;  // the next ones
   std::vector<InterferenceLevel> levels;
   double m_inter = 0;
-  uint64_t virtual_time_ns = 0;  // simulated by every device of the run, together
+  uint64_t virtual_time_ns = 0;   // simulated by every device of the run, together
+  Histogram completion_error_ns;  // with spec.realtime: every run's, together
   // The first command the device failed, if any (the run stops there).
   Status first_status = Status::kSuccess;
   std::string first_error;
