@@ -58,8 +58,6 @@ Command* MqDeadline::oldest(Dir dir) const {
   return nullptr;
 }
 
-bool MqDeadline::has_dispatchable(Dir dir) const { return oldest(dir) != nullptr; }
-
 Command* MqDeadline::take(Command* c) {
   auto it = info_.find(c);
   assert(it != info_.end());
@@ -86,11 +84,11 @@ Command* MqDeadline::dispatch(uint64_t now_ns) {
     }
   }
   bool reads = !fifo_[kRead].empty();
-  bool writes = has_dispatchable(kWrite);
+  Command* oldest_write = oldest(kWrite);  // null: no write may go now
   Dir dir;
-  if (reads && !(writes && starved_++ >= writes_starved_)) {
+  if (reads && !(oldest_write != nullptr && starved_++ >= writes_starved_)) {
     dir = kRead;
-  } else if (writes) {
+  } else if (oldest_write != nullptr) {
     dir = kWrite;
     starved_ = 0;
   } else {
@@ -98,7 +96,7 @@ Command* MqDeadline::dispatch(uint64_t now_ns) {
   }
   // A new batch starts at the oldest request if it expired, else where the
   // last batch in this direction left off.
-  Command* head = oldest(dir);
+  Command* head = dir == kWrite ? oldest_write : oldest(kRead);
   Command* c = nullptr;
   if (head != nullptr && info_.at(head).deadline_ns <= now_ns) {
     c = head;

@@ -44,7 +44,6 @@ class MqDeadline : public Scheduler {
   Command* dispatchable(Command* c) const;
   Command* next_sorted(Dir dir) const;
   Command* oldest(Dir dir) const;
-  bool has_dispatchable(Dir dir) const;
   Command* take(Command* c);
 
   uint64_t read_expire_ns_;
