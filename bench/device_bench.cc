@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/histogram.h"
 #include "common/rng.h"
 #include "sim/realtime.h"
 #include "sim/simulator.h"
@@ -98,10 +99,10 @@ class ReadSink final : public CompletionSink {
 // Real-time accuracy: 4 client threads each issue 4 KiB random reads on a
 // fixed schedule of 12,500 a second (50,000 IOPS in all) for one second, on
 // `small` with backing none, through the real-time driver at time scale 1.
-// Arg 0: the driver's spin time in us; arg 1: 1 = synchronous reads (the
-// error includes waking the client), 0 = asynchronous (the sink is called
-// on the device thread). Counters: the completion error (delivery minus the
-// modeled completion's wall time) in microseconds, and the IOPS reached.
+// Args: the driver's spin time in us; 1 = synchronous reads (the error
+// includes waking the client), 0 = asynchronous (the sink is called on the
+// device thread); the driver's standby loop threads. Counters: the completion error (delivery minus
+// the modeled completion's wall time) in microseconds, and the IOPS reached.
 void BM_RealtimeRead50kIops(benchmark::State& state) {
   constexpr int kThreads = 4;
   constexpr uint64_t kIops = 50'000;
@@ -116,6 +117,7 @@ void BM_RealtimeRead50kIops(benchmark::State& state) {
   const uint64_t capacity = bench->device->info().zone_capacity_lbas;
   RealtimeOptions options;
   options.spin_ns = static_cast<uint64_t>(state.range(0)) * 1000;
+  options.standby_threads = static_cast<uint32_t>(state.range(2));
   const bool sync = state.range(1) != 0;
   for (auto _ : state) {
     RealtimeDriver driver(*bench->device, bench->sim, options);
@@ -174,12 +176,55 @@ void BM_RealtimeRead50kIops(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RealtimeRead50kIops)
-    ->ArgNames({"spin_us", "sync"})
-    ->Args({static_cast<int64_t>(RealtimeOptions{}.spin_ns / 1000), 1})
-    ->Args({static_cast<int64_t>(RealtimeOptions{}.spin_ns / 1000), 0})
+    ->ArgNames({"spin_us", "sync", "standby"})
+    ->ArgsProduct({{static_cast<int64_t>(RealtimeOptions{}.spin_ns / 1000)}, {1, 0}, {0, 1}})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+
+// The machine's floor for the benchmark above: no driver, no device; the
+// same 4 client threads wake on the same schedule (and submit nothing),
+// while one thread spins reading the clock and notes how late it sees each
+// of a series of instants 10 us apart. That lateness is what any single
+// thread delivering completions at those instants would at least show here:
+// the time its CPU was taken from it (timer ticks, interrupts, other
+// threads, the hypervisor). Counters as above, in microseconds.
+void BM_RealtimeFloor(benchmark::State& state) {
+  constexpr int kThreads = 4;
+  constexpr uint64_t kIops = 50'000;
+  constexpr uint64_t kWakesEach = kIops / kThreads;
+  constexpr int64_t kInstantNs = 10'000;
+  for (auto _ : state) {
+    const auto period = std::chrono::nanoseconds(1'000'000'000ULL * kThreads / kIops);
+    const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    const auto end = start + period * kWakesEach;
+    std::vector<std::thread> clients;
+    for (int t = 0; t < kThreads; ++t) {
+      clients.emplace_back([&, t] {
+        auto next = start + period * t / kThreads;
+        for (uint64_t i = 0; i < kWakesEach; ++i) {
+          std::this_thread::sleep_until(next);
+          next += period;
+        }
+      });
+    }
+    Histogram late;
+    auto instant = start;
+    for (auto now = std::chrono::steady_clock::now(); now < end;
+         now = std::chrono::steady_clock::now()) {
+      while (instant <= now) {
+        late.record(static_cast<uint64_t>((now - instant).count()));
+        instant += std::chrono::nanoseconds(kInstantNs);
+      }
+    }
+    for (auto& client : clients) client.join();
+    state.counters["err_p50_us"] = static_cast<double>(late.percentile(50)) / 1e3;
+    state.counters["err_p99_us"] = static_cast<double>(late.percentile(99)) / 1e3;
+    state.counters["err_p999_us"] = static_cast<double>(late.percentile(99.9)) / 1e3;
+    state.counters["err_max_us"] = static_cast<double>(late.max()) / 1e3;
+  }
+}
+BENCHMARK(BM_RealtimeFloor)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace zonelab

@@ -11,6 +11,8 @@
 #include <cstdlib>
 
 #if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #endif
 
@@ -54,6 +56,34 @@ class TimerSlack {
   int previous_ = 0;
 };
 
+// A standby loop thread gives way to every other thread: Linux's SCHED_IDLE
+// policy runs it only on a CPU that nothing else wants (no privilege
+// needed). Elsewhere it stays an ordinary thread.
+void run_as_standby() {
+#if defined(__linux__)
+  sched_param param{};
+  param.sched_priority = 0;
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+#endif
+}
+
+// The driver whose device loop the calling thread runs (holding the device
+// lock), if any: what on_device_thread() asks.
+thread_local const void* tls_device_owner = nullptr;
+
+class DeviceOwner {
+ public:
+  explicit DeviceOwner(const void* driver) : previous_(tls_device_owner) {
+    tls_device_owner = driver;
+  }
+  ~DeviceOwner() { tls_device_owner = previous_; }
+  DeviceOwner(const DeviceOwner&) = delete;
+  DeviceOwner& operator=(const DeviceOwner&) = delete;
+
+ private:
+  const void* previous_;
+};
+
 }  // namespace
 
 std::string_view timing_name(Timing timing) { return timing == Timing::kOff ? "off" : "modeled"; }
@@ -72,6 +102,10 @@ Outcome check_realtime_options(const RealtimeOptions& options) {
   }
   if (options.spin_ns > 10'000'000) return Error{"spin time above 10 ms"};
   if (options.max_outstanding == 0) return Error{"max_outstanding is 0"};
+  if (options.standby_threads > kMaxStandbyThreads) {
+    return Error{
+        fmt::format("standby threads {} above {}", options.standby_threads, kMaxStandbyThreads)};
+  }
   return {};
 }
 
@@ -104,16 +138,20 @@ uint64_t RealtimeDriver::virtual_of(int64_t wall_ns) const {
   return origin_virtual_ns_ + static_cast<uint64_t>(offset);
 }
 
-bool RealtimeDriver::on_device_thread() const {
-  return device_thread_.load(std::memory_order_acquire) == std::this_thread::get_id();
-}
+bool RealtimeDriver::on_device_thread() const { return tls_device_owner == this; }
 
 void RealtimeDriver::start() {
   std::lock_guard lock(mutex_);
-  if (thread_.joinable() || stopping_ || device_thread_.load() != std::thread::id{}) {
+  if (started_ || stopping_ || in_loop_.load() != 0) {
     misuse("start() twice, after stop(), or inside run_until_idle()");
   }
-  thread_ = std::thread([this] { loop(false); });
+  started_ = true;
+  for (uint32_t i = 0; i <= options_.standby_threads; ++i) {
+    threads_.emplace_back([this, i] {
+      if (i > 0) run_as_standby();
+      loop(false);
+    });
+  }
 }
 
 RealtimeDriver::Ticket* RealtimeDriver::enqueue(Command& command, bool sync) {
@@ -148,10 +186,10 @@ RealtimeDriver::Ticket* RealtimeDriver::enqueue(Command& command, bool sync) {
     inbox_tail_ = ticket;
     ++outstanding_;
     if (sync) ++sync_callers_;
-    arrivals_.store(true, std::memory_order_release);
-    notify = loop_waiting_;
+    arrivals_.fetch_add(1, std::memory_order_seq_cst);
+    notify = sleepers_.load(std::memory_order_seq_cst) != 0;
   }
-  if (notify) wake_.notify_one();
+  if (notify) wake_.notify_all();
   return ticket;
 }
 
@@ -239,7 +277,7 @@ void RealtimeDriver::wait_idle() {
 void RealtimeDriver::run_until_idle() {
   {
     std::lock_guard lock(mutex_);
-    if (thread_.joinable() || stopped_) misuse("run_until_idle with a device thread or after stop");
+    if (started_ || stopped_) misuse("run_until_idle with loop threads or after stop");
   }
   loop(true);
 }
@@ -248,7 +286,6 @@ RealtimeDriver::Ticket* RealtimeDriver::take_arrivals(bool& stopping) {
   std::lock_guard lock(mutex_);
   Ticket* arrivals = inbox_head_;
   inbox_head_ = inbox_tail_ = nullptr;
-  arrivals_.store(false, std::memory_order_relaxed);
   stopping = stopping_;
   return arrivals;
 }
@@ -270,43 +307,59 @@ void RealtimeDriver::inject(Ticket* arrivals) {
   }
 }
 
-bool RealtimeDriver::pace_until(uint64_t virtual_ns) {
-  if (options_.timing == Timing::kOff) return true;
-  const int64_t target = wall_of(virtual_ns);
+void RealtimeDriver::lock_device() {
+  for (int i = 0; i < 4096; ++i) {
+    if (device_mutex_.try_lock()) return;
+    cpu_relax();
+  }
+  device_mutex_.lock();
+}
+
+void RealtimeDriver::publish_next(int64_t wall_ns) {
+  int64_t previous = next_wall_ns_.exchange(wall_ns, std::memory_order_seq_cst);
+  if (wall_ns < previous && sleepers_.load(std::memory_order_seq_cst) != 0) {
+    std::lock_guard lock(mutex_);
+    wake_.notify_all();
+  }
+}
+
+// Spins while the next event is within `spin_ns` (and for `spin_ns` after
+// the loop ran out of work, for the next command); sleeps otherwise, to be
+// woken `spin_ns` before the event, by an arrival, by stop, or by another
+// loop thread publishing an earlier event. Waking a blocked thread takes
+// tens of microseconds at the tail (more in a VM), longer than a flash read.
+void RealtimeDriver::wait_turn(uint64_t seen_arrivals) {
   const auto spin = static_cast<int64_t>(options_.spin_ns);
+  const int64_t idle_spin_until = wall_now_ns() + spin;
   for (;;) {
-    // An arrival first: it may come before the event.
-    if (arrivals_.load(std::memory_order_acquire) || stop_hint_.load(std::memory_order_acquire)) {
-      return false;
+    if (arrivals_.load(std::memory_order_acquire) != seen_arrivals ||
+        stop_hint_.load(std::memory_order_acquire)) {
+      return;
     }
-    int64_t now = wall_now_ns();
-    if (now >= target) return true;
-    if (target - now <= spin) {
+    const int64_t target = next_wall_ns_.load(std::memory_order_acquire);
+    const int64_t now = wall_now_ns();
+    if (options_.timing == Timing::kOff && target != kNoEvent) return;
+    if (now >= target) return;
+    if (target == kNoEvent ? now < idle_spin_until : target - now <= spin) {
       cpu_relax();
       continue;
     }
     std::unique_lock lock(mutex_);
-    if (inbox_head_ != nullptr || stopping_) return false;
-    loop_waiting_ = true;
-    wake_.wait_until(lock, SteadyClock::time_point(std::chrono::nanoseconds(target - spin)));
-    loop_waiting_ = false;
-  }
-}
-
-// Spins a while before it blocks: waking a blocked thread takes tens of
-// microseconds at the tail (more in a VM), longer than a flash read.
-void RealtimeDriver::wait_for_arrival() {
-  const int64_t spin_until = wall_now_ns() + static_cast<int64_t>(options_.spin_ns);
-  while (wall_now_ns() < spin_until) {
-    if (arrivals_.load(std::memory_order_acquire) || stop_hint_.load(std::memory_order_acquire)) {
-      return;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    // Re-read under the lock: whoever changes these notifies under it when
+    // it sees a sleeper, so nothing is missed between the check and the wait.
+    if (inbox_head_ == nullptr && !stopping_ &&
+        arrivals_.load(std::memory_order_seq_cst) == seen_arrivals &&
+        next_wall_ns_.load(std::memory_order_seq_cst) == target) {
+      if (target == kNoEvent) {
+        wake_.wait(lock);
+      } else {
+        wake_.wait_until(lock, SteadyClock::time_point(std::chrono::nanoseconds(target - spin)));
+      }
     }
-    cpu_relax();
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    if (target == kNoEvent) return;  // re-check everything under the device lock
   }
-  std::unique_lock lock(mutex_);
-  loop_waiting_ = true;
-  wake_.wait(lock, [&] { return inbox_head_ != nullptr || stopping_; });
-  loop_waiting_ = false;
 }
 
 void RealtimeDriver::drain(Ticket* arrivals) {
@@ -323,32 +376,46 @@ void RealtimeDriver::drain(Ticket* arrivals) {
   draining_ = false;
 }
 
-// Runs until stop() (the device thread) or until nothing is left to do
-// (run_until_idle); each turn takes the arrivals, then waits for the next
-// event's wall time unless another arrival comes first.
+// Runs until stop() (loop threads) or until nothing is left to do
+// (run_until_idle). Each turn, under the device lock, takes the arrivals and
+// runs the next event if it is due; otherwise it publishes the next event's
+// wall time and waits outside the lock.
 void RealtimeDriver::loop(bool until_idle) {
-  device_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  in_loop_.fetch_add(1);
   TimerSlack slack;
   for (;;) {
-    bool stopping = false;
-    Ticket* arrivals = take_arrivals(stopping);
-    if (stopping) {
-      drain(arrivals);
-      break;
-    }
-    inject(arrivals);
-    if (sim_.empty()) {
-      if (until_idle) {
-        std::lock_guard lock(mutex_);
-        if (inbox_head_ == nullptr) break;
-        continue;
-      }
-      wait_for_arrival();
-      continue;
-    }
-    if (pace_until(sim_.next_time_ns())) sim_.step();
+    lock_device();
+    const uint64_t seen_arrivals = arrivals_.load(std::memory_order_acquire);
+    Turn turn = take_turn(until_idle);  // lets the device lock go
+    if (turn == Turn::kDone) break;
+    if (turn == Turn::kWait) wait_turn(seen_arrivals);
   }
-  device_thread_.store(std::thread::id{}, std::memory_order_release);
+  in_loop_.fetch_sub(1);
+}
+
+RealtimeDriver::Turn RealtimeDriver::take_turn(bool until_idle) {
+  std::lock_guard device(device_mutex_, std::adopt_lock);
+  DeviceOwner owner(this);
+  bool stopping = false;
+  Ticket* arrivals = take_arrivals(stopping);
+  if (stopping) {
+    drain(arrivals);  // another loop thread then finds nothing left
+    return Turn::kDone;
+  }
+  inject(arrivals);
+  if (sim_.empty()) {
+    publish_next(kNoEvent);
+    if (!until_idle) return Turn::kWait;
+    std::lock_guard lock(mutex_);
+    return inbox_head_ == nullptr ? Turn::kDone : Turn::kAgain;
+  }
+  const int64_t due = options_.timing == Timing::kOff ? INT64_MIN : wall_of(sim_.next_time_ns());
+  if (wall_now_ns() < due) {
+    publish_next(due);
+    return Turn::kWait;
+  }
+  sim_.step();
+  return Turn::kAgain;
 }
 
 void RealtimeDriver::stop() {
@@ -361,14 +428,15 @@ void RealtimeDriver::stop() {
     stop_hint_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
-  if (thread_.joinable()) {
-    thread_.join();
-  } else {
-    // No device thread: what was accepted completes on this thread.
-    device_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+  {
+    // Without loop threads (or with run_until_idle on another thread, which
+    // stops at its next turn) what was accepted completes here.
+    std::lock_guard device(device_mutex_);
+    DeviceOwner owner(this);
     bool stopping = false;
     drain(take_arrivals(stopping));
-    device_thread_.store(std::thread::id{}, std::memory_order_release);
   }
   // Released callers may still be reading their tickets.
   std::unique_lock lock(mutex_);

@@ -1,15 +1,24 @@
-// The real-time driver: the same simulation as in virtual time, run by one
-// device thread paced to the wall clock, so that multi-threaded programs see
+// The real-time driver: the same simulation as in virtual time, run by a
+// device loop paced to the wall clock, so that multi-threaded programs see
 // the modeled latencies as they would on a drive.
 //
 // Time. Virtual time V maps to wall time W = W0 + (V - V0) * time_scale,
 // where (V0, W0) are the simulator's time and the steady clock when the
 // driver is made. A time scale of 1 is real time; 2 makes the device run
-// twice as slow. Before it runs an event the device thread waits until the
-// event's wall time: it sleeps while the event is far off and spins for the
-// last `spin_ns`. A command enters the simulation at the virtual time of its
+// twice as slow. Before it runs an event the loop waits until the event's
+// wall time: it sleeps while the event is far off and spins for the last
+// `spin_ns`. A command enters the simulation at the virtual time of its
 // arrival (the wall clock when it was submitted, mapped back; never before
 // the simulator's own time), after every event due before it.
+//
+// Loop threads. start() runs the loop on one thread, plus `standby_threads`
+// more at the lowest scheduling priority (0 by default). The simulator and
+// the device belong to whichever of them holds the device lock; a thread
+// takes it to run one event (or inject arrivals) and lets it go to wait. All
+// wait for the next event and the first awake runs it, so a stall of one
+// thread (preempted, or its virtual CPU held by the hypervisor) delays a
+// completion only if the others are stalled too. "The device thread" below
+// means the loop thread holding the lock.
 //
 // Delivery. A completion is delivered when its completion event has run: an
 // asynchronous command's sink is called on the device thread; a synchronous
@@ -25,22 +34,23 @@
 // (what stats().turnaround_ns then measures). Virtual time still advances by
 // the modeled latencies, but no longer follows the wall clock.
 //
-// Threads. The device and the simulator belong to the device thread from
-// start() to stop(); nobody else may touch them meanwhile. Before start and
-// after stop the owner may use them directly. Instead of start(), a
-// single-threaded caller can run the device loop itself with
-// run_until_idle(), which makes the calling thread the device thread for
-// that long (the job engine does this; see device()).
+// Threads. The device and the simulator belong to the loop from start() to
+// stop(); nobody else may touch them meanwhile. Before start and after stop
+// the owner may use them directly. Instead of start(), a single-threaded
+// caller can run the device loop itself with run_until_idle(), which makes
+// the calling thread the device thread for that long (the job engine does
+// this; see device()).
 //
 // Shutdown. stop() (and the destructor) refuses new commands, then completes
 // every command already accepted: the simulation runs on without pacing
 // until the last of them is delivered, so each command gets its real modeled
 // status and result (writes are not lost), sinks are called and synchronous
-// callers released. Then the device thread is joined. Those completions
+// callers released. Then the loop threads are joined. Those completions
 // count in stats().drained, not in the error histogram.
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -70,12 +80,21 @@ struct RealtimeOptions {
   // wall time before an event, and for `spin_ns` after it runs out of work
   // before it blocks; see docs/realtime.md for the measurement.
   uint64_t spin_ns = 200'000;
+  // Loop threads besides the main one after start(), at most
+  // kMaxStandbyThreads. They run at the lowest scheduling priority
+  // (SCHED_IDLE), so they only use a CPU nobody else wants: they run an event
+  // that falls due while the main loop thread has lost its CPU, and they
+  // keep an otherwise idle CPU awake, which makes waking a synchronous
+  // caller several times faster in a VM. Each spins near events like the
+  // main thread. See docs/realtime.md for the measurement.
+  uint32_t standby_threads = 0;
   // Commands accepted and not yet delivered; submissions beyond are refused.
   uint32_t max_outstanding = 1u << 16;
 };
 
 inline constexpr double kMinTimeScale = 1e-3;
 inline constexpr double kMaxTimeScale = 1e6;
+inline constexpr uint32_t kMaxStandbyThreads = 3;
 
 // "modeled" / "off".
 std::string_view timing_name(Timing timing);
@@ -108,7 +127,7 @@ class RealtimeDriver final : private CompletionSink {
   RealtimeDriver(const RealtimeDriver&) = delete;
   RealtimeDriver& operator=(const RealtimeDriver&) = delete;
 
-  // Starts the device thread (at most once, and not with run_until_idle).
+  // Starts the loop threads (at most once, and not with run_until_idle).
   void start();
 
   // Any thread. The command is the caller's and must stay alive until its
@@ -137,7 +156,7 @@ class RealtimeDriver final : private CompletionSink {
   Device& device() { return view_; }
 
   // Refuses new commands, completes those accepted (see the top of this
-  // file) and joins the device thread. Idempotent; not from the device
+  // file) and joins the loop threads. Idempotent; not from the device
   // thread.
   void stop();
 
@@ -189,14 +208,27 @@ class RealtimeDriver final : private CompletionSink {
   // The device loop; `until_idle` returns when nothing is left to do,
   // otherwise it runs until stop().
   void loop(bool until_idle);
+  enum class Turn : uint8_t { kAgain, kWait, kDone };
+  // One turn of the loop, entered holding the device lock (which it lets
+  // go): takes the arrivals, then runs the next event if it is due (kAgain)
+  // or publishes its wall time (kWait); kDone when stopping, or with
+  // `until_idle` when nothing is left.
+  Turn take_turn(bool until_idle);
+  // Takes the device lock, spinning a while before it blocks.
+  void lock_device();
   Ticket* take_arrivals(bool& stopping);
   void inject(Ticket* arrivals);
-  // Waits for the wall time of `virtual_ns`; false when an arrival or stop
-  // came first.
-  bool pace_until(uint64_t virtual_ns);
-  void wait_for_arrival();
+  // Publishes the wall time of the next event (kNoEvent: none), waking
+  // sleeping loop threads when it came closer.
+  void publish_next(int64_t wall_ns);
+  // Outside the device lock: waits until the published next event is due,
+  // a command arrives (the arrival count moves past `seen_arrivals`) or
+  // stop() begins.
+  void wait_turn(uint64_t seen_arrivals);
   // Runs what is left without pacing (stop()).
   void drain(Ticket* arrivals);
+
+  static constexpr int64_t kNoEvent = INT64_MAX;
 
   Device& device_;
   Simulator& sim_;
@@ -206,8 +238,10 @@ class RealtimeDriver final : private CompletionSink {
   const int64_t origin_wall_ns_;
 
   std::mutex stop_mutex_;
+  // The simulator and the device belong to the loop thread holding it.
+  std::mutex device_mutex_;
   mutable std::mutex mutex_;
-  std::condition_variable wake_;  // the device loop: an arrival or stop
+  std::condition_variable wake_;  // loop threads: an arrival, stop, an earlier event
   // wait_idle and stop: outstanding_ or sync_callers_ fell to 0.
   std::condition_variable idle_;
   Ticket* inbox_head_ = nullptr;
@@ -218,12 +252,15 @@ class RealtimeDriver final : private CompletionSink {
   uint32_t sync_callers_ = 0;  // inside submit_sync with an accepted command
   bool stopping_ = false;
   bool stopped_ = false;
-  bool loop_waiting_ = false;
-  std::atomic<bool> arrivals_{false};  // a hint for the spinning loop
+  bool started_ = false;
+  // Hints for the waiting loop threads, read without mutex_.
+  std::atomic<uint64_t> arrivals_{0};  // commands accepted so far
   std::atomic<bool> stop_hint_{false};
-  std::thread thread_;
-  std::atomic<std::thread::id> device_thread_{};
-  bool draining_ = false;  // device thread only
+  std::atomic<int64_t> next_wall_ns_{kNoEvent};
+  std::atomic<uint32_t> sleepers_{0};  // loop threads blocked on wake_
+  std::vector<std::thread> threads_;
+  std::atomic<uint32_t> in_loop_{0};  // run_until_idle or loop threads running
+  bool draining_ = false;             // device lock
 
   mutable std::mutex stats_mutex_;
   RealtimeStats stats_;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -90,6 +91,11 @@ TEST(RealtimeOptions, TimeScaleMustBePositiveAndFinite) {
   options.time_scale = 2.5;
   options.max_outstanding = 0;
   EXPECT_FALSE(check_realtime_options(options).ok());
+  options.max_outstanding = 1;
+  options.standby_threads = kMaxStandbyThreads;
+  EXPECT_TRUE(check_realtime_options(options).ok());
+  options.standby_threads = kMaxStandbyThreads + 1;
+  EXPECT_FALSE(check_realtime_options(options).ok());
 }
 
 TEST(RealtimeOptions, TimingNamesRoundTrip) {
@@ -111,8 +117,24 @@ TEST(RealtimeDriver, ClockMappingFollowsTheTimeScale) {
   EXPECT_EQ(driver.virtual_of(origin - 5), 0u);  // before the origin: the origin
 }
 
-TEST(RealtimeDriver, SyncCommandWaitsAtLeastItsModeledLatency) {
-  Rig rig(2 * kMs);
+// The tests below run with the main loop thread alone and with standby loop
+// threads (which share the device under its lock).
+class RealtimeLoops : public ::testing::TestWithParam<uint32_t> {
+ protected:
+  static RealtimeOptions loops() {
+    RealtimeOptions options;
+    options.standby_threads = GetParam();
+    return options;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Realtime, RealtimeLoops, ::testing::Values(0u, 1u, 3u),
+                         [](const auto& param_info) {
+                           return "standby" + std::to_string(param_info.param);
+                         });
+
+TEST_P(RealtimeLoops, SyncCommandWaitsAtLeastItsModeledLatency) {
+  Rig rig(2 * kMs, loops());
   rig.driver->start();
   Command command;
   auto start = std::chrono::steady_clock::now();
@@ -127,8 +149,8 @@ TEST(RealtimeDriver, SyncCommandWaitsAtLeastItsModeledLatency) {
   EXPECT_EQ(stats.completion_error_ns.count(), 1u);
 }
 
-TEST(RealtimeDriver, AsyncCompletionsArriveInModeledOrder) {
-  Rig rig(kMs);
+TEST_P(RealtimeLoops, AsyncCompletionsArriveInModeledOrder) {
+  Rig rig(kMs, loops());
   rig.driver->start();
   Collector sink;
   std::vector<Command> commands(3);
@@ -144,8 +166,8 @@ TEST(RealtimeDriver, AsyncCompletionsArriveInModeledOrder) {
   for (const Command& c : commands) EXPECT_EQ(c.sink, &sink);  // the caller's sink is back
 }
 
-TEST(RealtimeDriver, CommandsEnterAtTheVirtualTimeOfTheirArrival) {
-  Rig rig(10 * kUs);
+TEST_P(RealtimeLoops, CommandsEnterAtTheVirtualTimeOfTheirArrival) {
+  Rig rig(10 * kUs, loops());
   rig.driver->start();
   Command first;
   ASSERT_TRUE(rig.driver->submit_sync(first));
@@ -157,8 +179,8 @@ TEST(RealtimeDriver, CommandsEnterAtTheVirtualTimeOfTheirArrival) {
   EXPECT_EQ(second.latency_ns(), 10 * kUs);
 }
 
-TEST(RealtimeDriver, TimingOffCompletesAtOnce) {
-  RealtimeOptions options;
+TEST_P(RealtimeLoops, TimingOffCompletesAtOnce) {
+  RealtimeOptions options = loops();
   options.timing = Timing::kOff;
   Rig rig(10 * kS, options);  // ten virtual seconds a command
   rig.driver->start();
@@ -175,8 +197,8 @@ TEST(RealtimeDriver, TimingOffCompletesAtOnce) {
   EXPECT_EQ(stats.completion_error_ns.count(), 0u);  // no modeled wall time to miss
 }
 
-TEST(RealtimeDriver, ManyThreadsSubmitConcurrently) {
-  Rig rig(20 * kUs);
+TEST_P(RealtimeLoops, ManyThreadsSubmitConcurrently) {
+  Rig rig(20 * kUs, loops());
   rig.driver->start();
   constexpr int kThreads = 8;
   constexpr int kEach = 100;
@@ -212,8 +234,8 @@ TEST(RealtimeDriver, ManyThreadsSubmitConcurrently) {
   EXPECT_EQ(stats.refused, 0u);
 }
 
-TEST(RealtimeDriver, StopCompletesCommandsInFlightAndReleasesWaiters) {
-  Rig rig(3600 * kS);  // an hour each: only stop() can finish them
+TEST_P(RealtimeLoops, StopCompletesCommandsInFlightAndReleasesWaiters) {
+  Rig rig(3600 * kS, loops());  // an hour each: only stop() can finish them
   rig.driver->start();
   Collector sink;
   std::vector<Command> async(50);
@@ -256,11 +278,11 @@ TEST(RealtimeDriver, StopCompletesCommandsInFlightAndReleasesWaiters) {
   rig.driver->stop();
 }
 
-TEST(RealtimeDriver, DestructorStopsWithCommandsInFlight) {
+TEST_P(RealtimeLoops, DestructorStopsWithCommandsInFlight) {
   Collector sink;
   std::vector<Command> commands(10);
   {
-    Rig rig(3600 * kS);
+    Rig rig(3600 * kS, loops());
     rig.driver->start();
     for (auto& c : commands) {
       c.sink = &sink;
