@@ -533,11 +533,11 @@ std::optional<std::string> block_image_too_large(const Config& c) {
       std::max(1.0, static_cast<double>(c.zns.zone_capacity_bytes / c.host.lba_size_bytes));
   double needed = 4 * host_lbas + 25 * blocks + 29 * zones;
   if (needed <= static_cast<double>(Image::kSlotBytesMax)) return std::nullopt;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   return fmt::format(
-      "a block-interface image of this device needs about {} of metadata for its FTL map ({} "
-      "LBAs); an image holds at most {} (use a smaller flash or a larger host.lba_size)",
-      format_size(static_cast<uint64_t>(needed)), static_cast<uint64_t>(host_lbas),
-      format_size(Image::kSlotBytesMax));
+      "a block-interface image of this device needs about {:.1f} GiB of metadata for its FTL map "
+      "({} LBAs); an image holds at most {} (use a smaller flash or a larger host.lba_size)",
+      needed / kGiB, static_cast<uint64_t>(host_lbas), format_size(Image::kSlotBytesMax));
 }
 
 }  // namespace
