@@ -4,7 +4,9 @@
 #include "conv/conv_device.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <functional>
 #include <random>
 #include <vector>
@@ -269,6 +271,44 @@ TEST(ConvDeviceImage, RoundTripContinuesAsOneRunGreedy) {
 
 TEST(ConvDeviceImage, RoundTripContinuesAsOneRunCostBenefit) {
   expect_image_round_trip_continues("cost-benefit");
+}
+
+// The image's slot is sized when it is created, with every block free and
+// every page buffer empty; full-but-one buffers on every stream must still
+// fit a later save.
+TEST(ConvDeviceImage, FullPageBuffersFitTheSlotCreateSized) {
+  Config c = block_config({"store.backing=none", "flash.channels=1", "flash.dies_per_channel=1",
+                           "flash.planes_per_die=1", "flash.blocks_per_plane=64",
+                           "flash.pages_per_block=4", "flash.page_size=256KiB", "host.lba_size=512",
+                           "zns.zone_capacity=256KiB", "block.overprovisioning=50%",
+                           "block.gc_watermark=2", "block.streams=16"});
+  Rig rig(c);
+  ImageState empty;
+  rig.device->export_state(empty);
+  std::string dir = ::testing::TempDir() + "/zonelab-conv-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::string path = dir + "/blk.zl";
+  auto created = Image::create(path, empty, 0, false);
+  ASSERT_TRUE(created.ok()) << created.error();
+  std::unique_ptr<Image> image = std::move(created).value();
+  uint32_t lbas_per_page = 512;
+  for (uint16_t stream = 0; stream < 16; ++stream) {
+    Command cmd;
+    cmd.opcode = Opcode::kWrite;
+    cmd.slba = stream * 1000u;
+    cmd.nlb = lbas_per_page - 1;
+    cmd.stream = stream;
+    cmd.sink = &rig.sink;
+    rig.device->submit(cmd);
+    rig.sim.run();
+    ASSERT_EQ(cmd.status, Status::kSuccess);
+  }
+  ImageState full;
+  rig.device->export_state(full);
+  Outcome saved = image->save(full);
+  EXPECT_TRUE(saved.ok()) << saved.error();
+  image.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ConvDeviceImage, ImportRefusesAnImpossibleZonedView) {

@@ -831,6 +831,15 @@ struct Plan {
   std::vector<uint8_t> slot;  // slot A, sequence 1
 };
 
+// An FTL section grows after create only in its page buffers (the free
+// lists shrink as blocks open, the rest has a fixed size): each buffer holds
+// at most one LBA less than a page.
+uint64_t ftl_growth_bytes(const ImageState& state) {
+  if (!state.ftl || state.config.host.lba_size_bytes == 0) return 0;
+  uint64_t lbas_per_page = state.config.flash.page_size_bytes / state.config.host.lba_size_bytes;
+  return state.ftl->buffers.size() * lbas_per_page * 4;
+}
+
 Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes) {
   if (data_bytes > Image::kDataBytesMax) {
     return Error{fmt::format("a data region of {} bytes is larger than an image holds ({})",
@@ -840,6 +849,7 @@ Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes) {
   if (!slot) return Error{slot.error()};
   // Room for the configuration text to grow when a later save changes it.
   uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size();
+  headroom_bytes += ftl_growth_bytes(state);
   uint64_t slot_bytes = round_up(slot->size() + headroom_bytes, kAlignBytes);
   if (slot_bytes > Image::kSlotBytesMax) {
     return Error{fmt::format("metadata of {} bytes is larger than a slot holds ({})", slot->size(),
