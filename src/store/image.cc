@@ -584,6 +584,30 @@ Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, Imag
   return Error{"internal: unknown section"};
 }
 
+// An FTL section grows after create only in its page buffers (the free
+// lists shrink as blocks open, the rest has a fixed size): each buffer holds
+// at most one LBA less than a page. The room left counts what the buffers
+// may still take, so a later state's payload plus its room is never more
+// than the created one's.
+uint64_t ftl_growth_bytes(const ImageState& state) {
+  if (!state.ftl || state.config.host.lba_size_bytes == 0) return 0;
+  uint64_t lbas_per_page = state.config.flash.page_size_bytes / state.config.host.lba_size_bytes;
+  if (lbas_per_page == 0) return 0;
+  uint64_t room_lbas = 0;
+  for (const auto& buffer : state.ftl->buffers) {
+    room_lbas += lbas_per_page - 1 - std::min<uint64_t>(buffer.size(), lbas_per_page - 1);
+  }
+  return room_lbas * 4;
+}
+
+// The slot create gives a state whose slot (header and payload) takes
+// `slot_size` bytes: room for the configuration text to grow when a later
+// save changes it, and for the FTL's buffers to fill.
+uint64_t planned_slot_bytes(uint64_t slot_size, const ImageState& state) {
+  uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size();
+  return round_up(slot_size + headroom_bytes + ftl_growth_bytes(state), kAlignBytes);
+}
+
 Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
   static_assert(kLifetimeBytes == 24);
   ImageState state;
@@ -621,6 +645,11 @@ Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
   }
   if (block && (!state.zone_slots.empty() || !state.slots.empty())) {
     return Error{"block-map section in a block-interface image"};
+  }
+  // What decodes must encode again: create could not size a slot for more.
+  if (state.ftl && planned_slot_bytes(kSlotHeaderBytes + size, state) > Image::kSlotBytesMax) {
+    return Error{fmt::format("ftl section: {} page buffers could outgrow a slot",
+                             state.ftl->buffers.size())};
   }
   return state;
 }
@@ -831,15 +860,6 @@ struct Plan {
   std::vector<uint8_t> slot;  // slot A, sequence 1
 };
 
-// An FTL section grows after create only in its page buffers (the free
-// lists shrink as blocks open, the rest has a fixed size): each buffer holds
-// at most one LBA less than a page.
-uint64_t ftl_growth_bytes(const ImageState& state) {
-  if (!state.ftl || state.config.host.lba_size_bytes == 0) return 0;
-  uint64_t lbas_per_page = state.config.flash.page_size_bytes / state.config.host.lba_size_bytes;
-  return state.ftl->buffers.size() * lbas_per_page * 4;
-}
-
 Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes) {
   if (data_bytes > Image::kDataBytesMax) {
     return Error{fmt::format("a data region of {} bytes is larger than an image holds ({})",
@@ -847,10 +867,7 @@ Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes) {
   }
   auto slot = encode_slot_checked(state, 1);
   if (!slot) return Error{slot.error()};
-  // Room for the configuration text to grow when a later save changes it.
-  uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size();
-  headroom_bytes += ftl_growth_bytes(state);
-  uint64_t slot_bytes = round_up(slot->size() + headroom_bytes, kAlignBytes);
+  uint64_t slot_bytes = planned_slot_bytes(slot->size(), state);
   if (slot_bytes > Image::kSlotBytesMax) {
     return Error{fmt::format("metadata of {} bytes is larger than a slot holds ({})", slot->size(),
                              Image::kSlotBytesMax)};

@@ -364,6 +364,24 @@ TEST(ImageDecodeTest, RejectsADuplicateFtl) {
   EXPECT_NE(error.find("duplicate ftl section"), std::string::npos) << error;
 }
 
+TEST(ImageFormatTest, SlotLeavesRoomForTheFtlBuffersToFill) {
+  ImageState state = ftl_state();  // 16 KiB pages of 4 KiB LBAs: 3 more per buffer
+  uint64_t before = load_le(Image::encode(state, 0).value(), 16, 8);
+  state.ftl->buffers.resize(3 + 2048);
+  uint64_t after = load_le(Image::encode(state, 0).value(), 16, 8);
+  EXPECT_GE(after - before, 2048 * (4 + 3 * 4u));
+}
+
+TEST(ImageFormatTest, RefusesBuffersThatCouldOutgrowAnySlot) {
+  ImageState state = ftl_state();
+  state.config.flash.page_size_bytes = 1 << 20;
+  state.config.host.lba_size_bytes = 512;  // 2047 more LBAs per buffer
+  state.ftl->buffers.resize(140'000);      // 140000 x 2047 x 4 bytes > 1 GiB
+  auto encoded = Image::encode(state, 0);
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_NE(encoded.error().find("could outgrow a slot"), std::string::npos) << encoded.error();
+}
+
 TEST_F(ImageTest, CreateRefusesABlockStateWithoutItsFtl) {
   ImageState state = ftl_state();
   state.ftl.reset();
