@@ -251,6 +251,10 @@ check "block image too large" 2 "$Z" create huge.img --set interface=block --set
 one_line_error "block image too large"
 grep -q "metadata" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: too-large message"; cat err.txt; }
 [ ! -e huge.img ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused block image left a file"; }
+check "block image absurd flash" 2 "$Z" create huge.img --set interface=block --set flash.channels=1024 --set flash.dies_per_channel=1024 --set flash.pages_per_block=65536 --set flash.page_size=1MiB --set host.lba_size=512
+one_line_error "block image absurd flash"
+check "block image of zssd-small" 2 "$Z" create huge.img --preset zssd-small --set interface=block
+grep -q "needs about 1.9 GiB" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: zssd-small block message"; cat err.txt; }
 check "block OP too small" 2 "$Z" bench --preset small --set interface=block --set block.overprovisioning=1% --rw write
 check "block OP malformed" 2 "$Z" config --set block.overprovisioning=lots
 check "bad zone_order" 2 "$Z" bench --preset small --rw write --zone_order backwards

@@ -537,7 +537,8 @@ std::optional<std::string> block_image_too_large(const Config& c) {
   return fmt::format(
       "a block-interface image of this device needs about {:.1f} GiB of metadata for its FTL map "
       "({} LBAs); an image holds at most {} (use a smaller flash or a larger host.lba_size)",
-      needed / kGiB, static_cast<uint64_t>(host_lbas), format_size(Image::kSlotBytesMax));
+      needed / kGiB, static_cast<uint64_t>(std::min(host_lbas, 1e18)),
+      format_size(Image::kSlotBytesMax));
 }
 
 }  // namespace
