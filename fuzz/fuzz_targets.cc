@@ -33,7 +33,8 @@ bool same_state(const ImageState& a, const ImageState& b) {
          a.next_open_seq == b.next_open_seq && a.erase_counts == b.erase_counts &&
          a.lifetime_host_write_bytes == b.lifetime_host_write_bytes &&
          a.lifetime_host_read_bytes == b.lifetime_host_read_bytes &&
-         a.lifetime_commands == b.lifetime_commands;
+         a.lifetime_commands == b.lifetime_commands && a.zone_slots == b.zone_slots &&
+         a.slots == b.slots && a.next_released_seq == b.next_released_seq && a.ftl == b.ftl;
 }
 
 uint64_t load_le(const std::vector<uint8_t>& bytes, uint64_t offset, int width) {

@@ -23,7 +23,9 @@
 #include <string_view>
 #include <vector>
 
+#include "conv/conv_device.h"
 #include "fuzz_targets.h"
+#include "sim/simulator.h"
 #include "store/image.h"
 #include "zonelab/config.h"
 
@@ -126,6 +128,44 @@ std::vector<uint8_t> two_slot_image(const ImageState& first, const ImageState& s
   return bytes;
 }
 
+class NullSink final : public CompletionSink {
+ public:
+  void on_complete(Command&) override {}
+};
+
+// A block-interface device on a tiny flash (2 planes of 16 blocks of 4 pages
+// of 4 LBAs) after `writes` random writes, some of them with GC: its state
+// holds every part of the ftl section and stays well under the fuzzer's
+// input size.
+ImageState block_seed_state(int writes) {
+  Config config = default_config();
+  for (const char* kv :
+       {"interface=block", "store.backing=none", "flash.channels=1", "flash.dies_per_channel=1",
+        "flash.planes_per_die=2", "flash.blocks_per_plane=16", "flash.pages_per_block=4",
+        "flash.page_size=16KiB", "host.lba_size=4KiB", "zns.zone_capacity=64KiB",
+        "block.overprovisioning=50%", "block.gc_watermark=2", "block.streams=2"}) {
+    if (!apply_override(config, kv).ok()) std::abort();
+  }
+  Simulator sim;
+  auto device = make_conv_device(config, sim).value();
+  NullSink sink;
+  uint64_t lba = 7;
+  for (int i = 0; i < writes; ++i) {
+    Command c;
+    c.opcode = Opcode::kWrite;
+    lba = (lba * 2654435761u + 11) % (device->info().capacity_lbas - 8);
+    c.slba = lba;
+    c.nlb = static_cast<uint32_t>(1 + i % 7);
+    c.stream = static_cast<uint16_t>(i % 2);
+    c.sink = &sink;
+    device->submit(c);
+    sim.run();
+  }
+  ImageState state;
+  device->export_state(state);
+  return state;
+}
+
 void write_image_seeds(const fs::path& dir, size_t& written) {
   auto put = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
     if (write_file(dir / name, bytes)) written += 1;
@@ -139,6 +179,10 @@ void write_image_seeds(const fs::path& dir, size_t& written) {
     put("valid-preset-" + name + ".zl",
         Image::encode(seed_state(preset_config(name).value(), 7, 8), 0).value());
   }
+  ImageState block = block_seed_state(200);
+  put("valid-block-one-slot.zl", Image::encode(block, 0).value());
+  std::vector<uint8_t> block_two = two_slot_image(block_seed_state(20), block);
+  if (!block_two.empty()) put("valid-block-two-slots.zl", block_two);
   ImageState newer = small;
   newer.zones[1].wp += 8;
   newer.lifetime_commands += 1;

@@ -157,9 +157,104 @@ check "bench block interface" 0 "$Z" bench --preset small --set interface=block 
 expect "bench block interface" "j['device']['ftl']['gc_victims']>0 and j['device']['write_amplification']>1 and j['jobs'][0]['errors']==0"
 check "bench block log" 0 "$Z" bench --preset small --set interface=block --rw write --bs 64KiB --size 100% --log_interval 100ms --json
 expect "bench block log" "sum(j['jobs'][0]['bw_log']['bytes'])==j['jobs'][0]['bytes']"
-check "block image refused" 2 "$Z" create blk.img --preset small --set interface=block
-one_line_error "block image refused"
-[ ! -e blk.img ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused block image left a file"; }
+
+# Block-interface images: the FTL persists between processes, the zoned view
+# answers zone commands, append and inject are refused.
+check "block image" 0 "$Z" create blk.img --preset small --set interface=block
+check "block info" 0 "$Z" info blk.img --json
+expect "block info" "j['interface']=='block' and j['zone_count']==59 and j['capacity_lbas']==59*j['zone_capacity_lbas'] and j['zasl_lbas']==0 and j['ftl']['valid_lbas']==0 and j['ftl']['free_blocks']>0 and j['config']['interface']=='block' and 'block_map' not in j"
+check "block info text" 0 "$Z" info blk.img
+check "block write" 0 "$Z" write blk.img --lba 100 --blocks 40 --seed 7 --json
+check "block rewrite" 0 "$Z" write blk.img --lba 120 --blocks 8 --seed 8 --json
+check "block read new process" 0 "$Z" read blk.img --lba 100 --blocks 20 --expect-seed 7 --json
+expect "block read verified" "j['verified'] is True"
+check "block read rewritten" 0 "$Z" read blk.img --lba 120 --blocks 8 --expect-seed 8 --json
+check "block report" 0 "$Z" report blk.img --limit 2 --json
+expect "block report" "[z['state'] for z in j['zones']]==['implicitly-opened','empty'] and j['zones'][0]['wp']==140"
+check "block info after writes" 0 "$Z" info blk.img --json
+expect "block info after writes" "j['ftl']['valid_lbas']+0<=40 and j['lifetime']['host_write_bytes']==48*4096"
+check "block append refused" 3 "$Z" append blk.img --zone 0 --blocks 1 --json
+expect "block append refused" "j['status']=='INVALID_FIELD'"
+check "block inject refused" 2 "$Z" inject blk.img --zone 0 --state offline
+one_line_error "block inject refused"
+check "block reset" 0 "$Z" zone blk.img reset --zone 0 --json
+check "block reset reads zeros" 3 "$Z" read blk.img --lba 100 --blocks 8 --expect-seed 7 --json
+expect "block reset reads zeros" "j['verified'] is False and j['mismatched_blocks']==8"
+check "block reset report" 0 "$Z" report blk.img --limit 1 --json
+expect "block reset report" "j['zones'][0]['state']=='empty' and j['zones'][0]['wp']==0"
+check "block finish" 0 "$Z" zone blk.img finish --zone 3 --json
+check "block finish report" 0 "$Z" report blk.img --state full --json
+expect "block finish report" "[z['zone'] for z in j['zones']]==[3]"
+# The same commands in one batch and split over processes: same statuses,
+# latencies and final FTL state (a read saves nothing, as on ZNS images).
+cmds='write --lba 0 --blocks 300 --seed 1
+write --lba 4096 --blocks 64 --seed 2
+read --lba 0 --blocks 300 --expect-seed 1
+write --lba 10 --blocks 5 --seed 3
+zone reset --zone 0
+write --lba 0 --blocks 2 --seed 4
+read --lba 0 --blocks 2 --expect-seed 4'
+"$Z" create one.img --preset small --set interface=block >/dev/null
+printf '%s\n' "$cmds" | "$Z" batch one.img >batch.txt
+"$Z" create split.img --preset small --set interface=block >/dev/null
+: >split.txt
+printf '%s\n' "$cmds" | while read -r line; do printf '%s\n' "$line" | "$Z" batch split.img >>split.txt; done
+if python3 - <<'PY'
+import json
+a = [json.loads(l) for l in open('batch.txt')]
+b = [json.loads(l) for l in open('split.txt')]
+assert len(a) == 7 and a == b, (a, b)
+assert all(l['status'] == 'SUCCESS' for l in a) and a[2]['verified'] and a[6]['verified']
+PY
+then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: block batch and split runs differ"; fi
+check "block one info" 0 "$Z" info one.img --json
+python3 -c "import json; j=json.load(open('out.txt')); print(json.dumps([j['ftl'], j['wear'], j['lifetime']['host_write_bytes']]))" >one_info.txt
+check "block split info" 0 "$Z" info split.img --json
+python3 -c "import json; j=json.load(open('out.txt')); print(json.dumps([j['ftl'], j['wear'], j['lifetime']['host_write_bytes']]))" >split_info.txt
+cmp -s one_info.txt split_info.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: block batch and split states differ"; }
+check "block bench image" 0 "$Z" bench one.img --rw write --bs 64KiB --size 10% --json
+expect "block bench image" "j['jobs'][0]['errors']==0 and j['jobs'][0]['ops']>0"
+check "block image after bench" 0 "$Z" read one.img --lba 0 --blocks 1 --json
+# A corrupt FTL (checksums recomputed, so only the FTL checks can catch it)
+# is refused with one line and the image is left as it was.
+"$Z" create bad-ftl.img --preset small --set interface=block --set store.backing=none >/dev/null
+python3 - bad-ftl.img <<'PY'
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, 'rb').read())
+def crc32c(buf, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in buf:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+slot = 4096
+payload_bytes = struct.unpack_from('<Q', data, slot + 16)[0]
+pos, end = slot + 32, slot + 32 + payload_bytes
+while pos < end:
+    kind, length = struct.unpack_from('<IQ', data, pos)
+    if kind == 7:
+        struct.pack_into('<I', data, pos + 12 + 4, 0x0FFFFFFF)  # LBA 0 -> a slot beyond the flash
+    pos += 12 + length
+header = bytes(data[slot:slot + 28])
+crc = crc32c(bytes(data[slot + 32:end]), crc32c(header))
+struct.pack_into('<I', data, slot + 28, crc)
+open(path, 'wb').write(data)
+PY
+sum_before=$(md5sum <bad-ftl.img)
+check "corrupt block image" 2 "$Z" write bad-ftl.img --lba 0 --blocks 1
+one_line_error "corrupt block image"
+grep -q "corrupt image: ftl" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: corrupt block image message"; cat err.txt; }
+[ "$(md5sum <bad-ftl.img)" = "$sum_before" ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused block image changed"; }
+check "block image too large" 2 "$Z" create huge.img --set interface=block --set flash.blocks_per_plane=65536 --set host.lba_size=512
+one_line_error "block image too large"
+grep -q "metadata" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: too-large message"; cat err.txt; }
+[ ! -e huge.img ] && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: a refused block image left a file"; }
+check "block image absurd flash" 2 "$Z" create huge.img --set interface=block --set flash.channels=1024 --set flash.dies_per_channel=1024 --set flash.pages_per_block=65536 --set flash.page_size=1MiB --set host.lba_size=512
+one_line_error "block image absurd flash"
+check "block image of zssd-small" 2 "$Z" create huge.img --preset zssd-small --set interface=block
+grep -q "needs about 1.9 GiB" err.txt && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: zssd-small block message"; cat err.txt; }
 check "block OP too small" 2 "$Z" bench --preset small --set interface=block --set block.overprovisioning=1% --rw write
 check "block OP malformed" 2 "$Z" config --set block.overprovisioning=lots
 check "bad zone_order" 2 "$Z" bench --preset small --rw write --zone_order backwards

@@ -103,6 +103,7 @@ void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
 
 uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
   ++counters_.commands[static_cast<size_t>(c.opcode)];
+  ++lifetime_commands_;
   c.status = Status::kSuccess;
   c.result_lba = 0;
   uint64_t done = t0;
@@ -121,6 +122,7 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
         uint64_t received = link_in_.reserve(t0, link_ns(bytes));
         done = std::max(received, ftl_.write(c.slba, c.nlb, c.stream, received));
         counters_.host_write_bytes += bytes;
+        lifetime_write_bytes_ += bytes;
         uint64_t zone_lbas = info_.zone_size_lbas;
         for (uint64_t lba = c.slba; lba < c.slba + c.nlb;) {
           uint64_t z = lba / zone_lbas;
@@ -138,6 +140,7 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
         uint64_t bytes = c.nlb * lba_bytes;
         done = link_out_.reserve(ftl_.read(c.slba, c.nlb, t0), link_ns(bytes));
         counters_.host_read_bytes += bytes;
+        lifetime_read_bytes_ += bytes;
         if (c.data != nullptr) {
           for (uint32_t i = 0; i < c.nlb; ++i) {
             uint8_t* out = c.data + i * lba_bytes;
@@ -193,19 +196,99 @@ void ConvDevice::reset_stats() {
   link_out_.reset_stats();
 }
 
-Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim) {
+void ConvDevice::export_state(ImageState& state) const {
+  state.config = config_;
+  state.zones.resize(wp_.size());
+  for (uint32_t i = 0; i < wp_.size(); ++i) {
+    state.zones[i] = ImageZone{static_cast<uint8_t>(zone(i).state), wp_[i], 0, 0, 0};
+  }
+  state.next_open_seq = 1;
+  state.erase_counts = flash_.erase_counts();
+  state.zone_slots.clear();
+  state.slots.clear();
+  state.next_released_seq = 1;
+  state.ftl.emplace();
+  ftl_.export_state(*state.ftl);
+  state.ftl->clock_ns = sim_.now_ns();
+  for (uint32_t p = 0; p < flash_.planes(); ++p) {
+    state.ftl->plane_free_at_ns.push_back(flash_.plane_free_at_ns(p));
+  }
+  for (uint32_t ch = 0; ch < flash_.channels(); ++ch) {
+    state.ftl->channel_free_at_ns.push_back(flash_.channel_free_at_ns(ch));
+  }
+  state.lifetime_host_write_bytes = lifetime_write_bytes_;
+  state.lifetime_host_read_bytes = lifetime_read_bytes_;
+  state.lifetime_commands = lifetime_commands_;
+}
+
+Outcome ConvDevice::import_state(const ImageState& state) {
+  if (!state.ftl) return Error{"corrupt image: a block-interface image without its FTL"};
+  if (!state.zone_slots.empty() || !state.slots.empty()) {
+    return Error{"corrupt image: a block-interface image with a zone block map"};
+  }
+  if (state.zones.size() != wp_.size()) {
+    return Error{fmt::format("corrupt image: {} zones stored, configuration has {}",
+                             state.zones.size(), wp_.size())};
+  }
+  if (state.erase_counts.size() != flash_.erase_counts().size()) {
+    return Error{"corrupt image: erase counts do not match the flash geometry"};
+  }
+  // The zoned view keeps only write pointers; the state follows from them.
+  uint64_t cap = info_.zone_capacity_lbas;
+  for (uint32_t i = 0; i < state.zones.size(); ++i) {
+    const ImageZone& z = state.zones[i];
+    ZoneState want = z.wp == 0     ? ZoneState::kEmpty
+                     : z.wp == cap ? ZoneState::kFull
+                                   : ZoneState::kImplicitlyOpened;
+    if (z.wp > cap || z.state != static_cast<uint8_t>(want) || z.data_end != 0 ||
+        z.pages_programmed != 0 || z.open_seq != 0) {
+      return Error{fmt::format("corrupt image: zone {} has an impossible zoned-view state", i)};
+    }
+  }
+  const ImageFtl& ftl = *state.ftl;
+  if (ftl.plane_free_at_ns.size() != flash_.planes() ||
+      ftl.channel_free_at_ns.size() != flash_.channels()) {
+    return Error{"corrupt image: ftl: free times do not match the flash geometry"};
+  }
+  // Bounded so that no later reservation can overflow: the clock to 2^62 ns
+  // (146 years), work in flight to kInFlightMaxNs past it.
+  constexpr uint64_t kClockMaxNs = 1ULL << 62;
+  constexpr uint64_t kInFlightMaxNs = 1ULL << 50;
+  if (ftl.clock_ns > kClockMaxNs || ftl.clock_ns < sim_.now_ns()) {
+    return Error{fmt::format("corrupt image: ftl: clock {} ns is out of range", ftl.clock_ns)};
+  }
+  for (const auto* times : {&ftl.plane_free_at_ns, &ftl.channel_free_at_ns}) {
+    for (uint64_t t : *times) {
+      if (t > ftl.clock_ns + kInFlightMaxNs) {
+        return Error{fmt::format("corrupt image: ftl: a resource busy until {} ns", t)};
+      }
+    }
+  }
+  Outcome imported = ftl_.import_state(ftl);
+  if (!imported) return imported;
+  sim_.advance_to(ftl.clock_ns);
+  flash_.restore_free_at_ns(ftl.plane_free_at_ns, ftl.channel_free_at_ns);
+  for (uint32_t i = 0; i < state.zones.size(); ++i) wp_[i] = state.zones[i].wp;
+  flash_.erase_counts() = state.erase_counts;
+  lifetime_write_bytes_ = state.lifetime_host_write_bytes;
+  lifetime_read_bytes_ = state.lifetime_host_read_bytes;
+  lifetime_commands_ = state.lifetime_commands;
+  return {};
+}
+
+Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim,
+                                                     std::unique_ptr<Backing> backing) {
   auto geometry = conv_geometry(config);
   if (!geometry) return Error{geometry.error()};
-  if (config.store.backing == "file") {
-    return Error{
-        "the block interface keeps its data in memory or nowhere: store.backing = "
-        "\"memory\" or \"none\""};
+  if (backing == nullptr) {
+    if (config.store.backing == "file") {
+      return Error{"store.backing = \"file\" needs a device image (zonelab create)"};
+    }
+    backing = config.store.backing == "memory"
+                  ? make_memory_backing(config.host.lba_size_bytes, geometry->zone_capacity_lbas,
+                                        geometry->zone_capacity_lbas, geometry->zone_count)
+                  : make_none_backing();
   }
-  std::unique_ptr<Backing> backing =
-      config.store.backing == "memory"
-          ? make_memory_backing(config.host.lba_size_bytes, geometry->zone_capacity_lbas,
-                                geometry->zone_capacity_lbas, geometry->zone_count)
-          : make_none_backing();
   return std::make_unique<ConvDevice>(config, geometry->zone_capacity_lbas, sim,
                                       std::move(backing));
 }

@@ -36,6 +36,17 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   const HostCounters& counters() const override { return counters_; }
   void reset_stats() override;
   const Ftl& ftl() const { return ftl_; }
+  const Backing& backing() const { return *backing_; }
+  uint64_t lifetime_write_bytes() const { return lifetime_write_bytes_; }
+  uint64_t lifetime_read_bytes() const { return lifetime_read_bytes_; }
+  uint64_t lifetime_commands() const { return lifetime_commands_; }
+
+  // The device's persistent state for an image: the zoned view as zones
+  // (state and write pointer), erase counts, lifetime counters and the FTL.
+  // import_state refuses, changing nothing, a state this configuration
+  // could not have produced.
+  void export_state(ImageState& state) const;
+  Outcome import_state(const ImageState& state);
 
  private:
   void on_event(uint64_t tag) override;
@@ -57,6 +68,9 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   Timeline link_out_;
   SubmissionQueue queue_;
   std::vector<uint64_t> wp_;  // the zoned view: per zone, zone-relative
+  uint64_t lifetime_write_bytes_ = 0;
+  uint64_t lifetime_read_bytes_ = 0;
+  uint64_t lifetime_commands_ = 0;
 };
 
 // The zoned view's geometry, checked: zones of zns.zone_capacity over the
@@ -68,7 +82,9 @@ struct ConvGeometry {
 };
 Result<ConvGeometry> conv_geometry(const Config& config);
 
-// Builds a conventional device (store.backing none or memory).
-Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim);
+// Builds a conventional device. `backing` may be null: store.backing then
+// decides (none or memory; file needs a device image's backing).
+Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim,
+                                                     std::unique_ptr<Backing> backing = nullptr);
 
 }  // namespace zonelab

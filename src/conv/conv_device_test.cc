@@ -4,7 +4,11 @@
 #include "conv/conv_device.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
+#include <functional>
+#include <random>
 #include <vector>
 
 #include "workload/device_factory.h"
@@ -194,6 +198,151 @@ TEST(ConvDevice, OneJobRunsOnBothInterfaces) {
         << interface;
     EXPECT_GT(run.jobs[0].resets, 0u) << interface;
   }
+}
+
+// --- Device images ---------------------------------------------------------
+
+Config tiny_block(const std::string& gc) {
+  return block_config({"store.backing=none", "flash.channels=2", "flash.dies_per_channel=1",
+                       "flash.planes_per_die=2", "flash.blocks_per_plane=64",
+                       "flash.pages_per_block=8", "flash.page_size=16KiB", "host.lba_size=4KiB",
+                       "zns.zone_capacity=128KiB", "block.overprovisioning=7%",
+                       "block.gc_watermark=2", "block.gc=" + gc});
+}
+
+// Random writes and zone resets; returns each command's status and latency.
+std::vector<uint64_t> random_commands(Rig& rig, uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  const DeviceInfo& info = rig.device->info();
+  std::vector<uint64_t> out;
+  for (int i = 0; i < count; ++i) {
+    Command c;
+    if (rng() % 10 == 0) {
+      uint64_t zone = rng() % info.zone_count;
+      c = rig.run(Opcode::kZoneManagementSend, zone * info.zone_size_lbas, 0, nullptr,
+                  ZoneAction::kReset);
+    } else {
+      uint64_t lba = rng() % (info.capacity_lbas - 16);
+      c = rig.run(Opcode::kWrite, lba, static_cast<uint32_t>(1 + rng() % 16));
+    }
+    out.push_back(static_cast<uint64_t>(c.status));
+    out.push_back(c.latency_ns());
+  }
+  return out;
+}
+
+// A device saved into an image and loaded into a new device (a new process)
+// goes on exactly as the original: the same latencies, the same state.
+void expect_image_round_trip_continues(const std::string& gc) {
+  Config c = tiny_block(gc);
+  Rig rig(c);
+  random_commands(rig, 1, 3000);
+  ASSERT_GT(rig.device->ftl().counters().gc_runs, 0u);
+  ImageState saved;
+  rig.device->export_state(saved);
+  auto decoded = Image::decode(Image::encode(saved, 0).value());
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  ASSERT_TRUE(decoded->ftl.has_value());
+  EXPECT_EQ(*decoded->ftl, *saved.ftl);
+  EXPECT_EQ(decoded->zones, saved.zones);
+
+  Rig copy(c);
+  Outcome imported = copy.device->import_state(*decoded);
+  ASSERT_TRUE(imported.ok()) << imported.error();
+  EXPECT_EQ(copy.sim.now_ns(), rig.sim.now_ns());
+  for (uint32_t z = 0; z < rig.device->info().zone_count; ++z) {
+    EXPECT_EQ(copy.device->zone(z).wp_lba, rig.device->zone(z).wp_lba);
+  }
+  EXPECT_EQ(random_commands(copy, 2, 2000), random_commands(rig, 2, 2000));
+  ImageState want;
+  ImageState got;
+  rig.device->export_state(want);
+  copy.device->export_state(got);
+  EXPECT_EQ(*got.ftl, *want.ftl);
+  EXPECT_EQ(got.zones, want.zones);
+  EXPECT_EQ(got.erase_counts, want.erase_counts);
+  EXPECT_EQ(got.lifetime_host_write_bytes, want.lifetime_host_write_bytes);
+  EXPECT_EQ(got.lifetime_commands, want.lifetime_commands);
+}
+
+TEST(ConvDeviceImage, RoundTripContinuesAsOneRunGreedy) {
+  expect_image_round_trip_continues("greedy");
+}
+
+TEST(ConvDeviceImage, RoundTripContinuesAsOneRunCostBenefit) {
+  expect_image_round_trip_continues("cost-benefit");
+}
+
+// The image's slot is sized when it is created, with every block free and
+// every page buffer empty; full-but-one buffers on every stream must still
+// fit a later save.
+TEST(ConvDeviceImage, FullPageBuffersFitTheSlotCreateSized) {
+  Config c = block_config({"store.backing=none", "flash.channels=1", "flash.dies_per_channel=1",
+                           "flash.planes_per_die=1", "flash.blocks_per_plane=64",
+                           "flash.pages_per_block=4", "flash.page_size=256KiB", "host.lba_size=512",
+                           "zns.zone_capacity=256KiB", "block.overprovisioning=50%",
+                           "block.gc_watermark=2", "block.streams=16"});
+  Rig rig(c);
+  ImageState empty;
+  rig.device->export_state(empty);
+  std::string dir = ::testing::TempDir() + "/zonelab-conv-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::string path = dir + "/blk.zl";
+  auto created = Image::create(path, empty, 0, false);
+  ASSERT_TRUE(created.ok()) << created.error();
+  std::unique_ptr<Image> image = std::move(created).value();
+  uint32_t lbas_per_page = 512;
+  for (uint16_t stream = 0; stream < 16; ++stream) {
+    Command cmd;
+    cmd.opcode = Opcode::kWrite;
+    cmd.slba = stream * 1000u;
+    cmd.nlb = lbas_per_page - 1;
+    cmd.stream = stream;
+    cmd.sink = &rig.sink;
+    rig.device->submit(cmd);
+    rig.sim.run();
+    ASSERT_EQ(cmd.status, Status::kSuccess);
+  }
+  ImageState full;
+  rig.device->export_state(full);
+  Outcome saved = image->save(full);
+  EXPECT_TRUE(saved.ok()) << saved.error();
+  image.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConvDeviceImage, ImportRefusesAnImpossibleZonedView) {
+  Config c = tiny_block("greedy");
+  Rig rig(c);
+  random_commands(rig, 3, 200);
+  ImageState good;
+  rig.device->export_state(good);
+  uint64_t cap = rig.device->info().zone_capacity_lbas;
+  std::vector<std::function<void(ImageState&)>> mutations = {
+      [&](ImageState& s) { s.zones[0].wp = cap + 1; },
+      [](ImageState& s) { s.zones[0].state = static_cast<uint8_t>(ZoneState::kClosed); },
+      [](ImageState& s) { s.zones[1].data_end = 1; },
+      [](ImageState& s) { s.zones.pop_back(); },
+      [](ImageState& s) { s.erase_counts.pop_back(); },
+      [](ImageState& s) { s.ftl.reset(); },
+      [](ImageState& s) { s.zone_slots = {0}; },
+      [](ImageState& s) { s.ftl->plane_free_at_ns.pop_back(); },
+      [](ImageState& s) { s.ftl->channel_free_at_ns[0] = UINT64_MAX; },
+      [](ImageState& s) { s.ftl->clock_ns = UINT64_MAX; },
+      [](ImageState& s) { s.ftl->l2p[0] = 0x0FFFFFFF; },
+  };
+  for (size_t i = 0; i < mutations.size(); ++i) {
+    ImageState bad = good;
+    mutations[i](bad);
+    Rig fresh(c);
+    Outcome imported = fresh.device->import_state(bad);
+    ASSERT_FALSE(imported.ok()) << i;
+    EXPECT_EQ(imported.error().rfind("corrupt image", 0), 0u) << imported.error();
+    EXPECT_EQ(fresh.sim.now_ns(), 0u) << i;
+    EXPECT_EQ(fresh.device->ftl().valid_lbas(), 0u) << i;
+  }
+  Rig fresh(c);
+  EXPECT_TRUE(fresh.device->import_state(good).ok());
 }
 
 }  // namespace

@@ -295,4 +295,171 @@ bool Ftl::consistent() const {
   return total == valid_total_;
 }
 
+void Ftl::export_state(ImageFtl& out) const {
+  out.l2p = l2p_;
+  out.blocks.clear();
+  out.blocks.reserve(block_.size());
+  for (const Block& b : block_) {
+    out.blocks.push_back({static_cast<uint8_t>(b.state), b.next_page, b.valid, b.last_write_ns});
+  }
+  out.planes.clear();
+  for (const Plane& p : planes_) {
+    ImageFtlPlane plane;
+    plane.free.assign(p.free.begin(), p.free.end());
+    for (int64_t b : p.open) {
+      plane.open.push_back(b < 0 ? ImageFtlPlane::kNone : static_cast<uint32_t>(b));
+    }
+    out.planes.push_back(std::move(plane));
+  }
+  out.buffers.clear();
+  for (const Buffer& buffer : buffers_) out.buffers.push_back(buffer.lbas);
+  out.cursors = cursor_;
+  out.gc_runs = counters_.gc_runs;
+  out.gc_moved_lbas = counters_.gc_moved_lbas;
+  out.trimmed_lbas = counters_.trimmed_lbas;
+  out.skipped_planes = counters_.skipped_planes;
+}
+
+// Shapes, block states and the free and open lists: every free block is
+// listed free once, every open block is one opener's, a full block neither.
+Outcome Ftl::check_blocks(const ImageFtl& in) const {
+  if (in.l2p.size() != l2p_.size() || in.blocks.size() != block_.size() ||
+      in.planes.size() != plane_count_ || in.buffers.size() != buffers_.size() ||
+      in.cursors.size() != cursor_.size()) {
+    return Error{fmt::format(
+        "{} LBAs, {} blocks, {} planes, {} buffers, {} streams stored; the configuration has {}, "
+        "{}, {}, {}, {}",
+        in.l2p.size(), in.blocks.size(), in.planes.size(), in.buffers.size(), in.cursors.size(),
+        l2p_.size(), block_.size(), plane_count_, buffers_.size(), cursor_.size())};
+  }
+  const uint32_t capacity = pages_ * lbas_per_page_;
+  for (size_t b = 0; b < in.blocks.size(); ++b) {
+    const ImageFtlBlock& block = in.blocks[b];
+    auto state = static_cast<BlockState>(block.state);
+    bool pages_ok = state == BlockState::kFree ? block.next_page <= pages_ && block.valid_lbas == 0
+                    : state == BlockState::kOpen ? block.next_page < pages_
+                    : state == BlockState::kFull ? block.next_page == pages_
+                                                 : false;
+    if (!pages_ok || block.valid_lbas > capacity ||
+        block.valid_lbas > block.next_page * lbas_per_page_) {
+      return Error{fmt::format("block {} has an impossible state", b)};
+    }
+  }
+  std::vector<uint8_t> listed(block_.size(), 0);
+  for (uint32_t p = 0; p < plane_count_; ++p) {
+    const ImageFtlPlane& plane = in.planes[p];
+    if (plane.open.size() != streams_ + 1) {
+      return Error{fmt::format("plane {} has {} open-block entries (expected {})", p,
+                               plane.open.size(), streams_ + 1)};
+    }
+    auto list = [&](uint32_t b, BlockState want) -> bool {
+      if (b >= blocks_) return false;
+      uint32_t index = block_index(p, b);
+      if (listed[index]++ != 0) return false;
+      return static_cast<BlockState>(in.blocks[index].state) == want;
+    };
+    for (uint32_t b : plane.free) {
+      if (!list(b, BlockState::kFree)) {
+        return Error{fmt::format("plane {}: free block {} is not a free block", p, b)};
+      }
+    }
+    for (uint32_t b : plane.open) {
+      if (b != ImageFtlPlane::kNone && !list(b, BlockState::kOpen)) {
+        return Error{fmt::format("plane {}: open block {} is not an open block", p, b)};
+      }
+    }
+  }
+  for (size_t b = 0; b < block_.size(); ++b) {
+    bool should_list = static_cast<BlockState>(in.blocks[b].state) != BlockState::kFull;
+    if ((listed[b] != 0) != should_list) {
+      return Error{fmt::format("block {} is {} the free and open lists", b,
+                               should_list ? "missing from" : "wrongly in")};
+    }
+  }
+  for (uint32_t cursor : in.cursors) {
+    if (cursor >= plane_count_) return Error{fmt::format("stream cursor {} is no plane", cursor)};
+  }
+  return {};
+}
+
+// The map, its reverse and the buffers: every mapped slot lies in a written
+// page of a block in use, and each buffered LBA is in its buffer.
+Outcome Ftl::restore_maps(const ImageFtl& in) {
+  std::vector<uint32_t> p2l(p2l_.size(), kUnmapped);
+  uint64_t valid_total = 0;
+  for (uint64_t lba = 0; lba < in.l2p.size(); ++lba) {
+    uint32_t v = in.l2p[lba];
+    if (v == kUnmapped) continue;
+    if (v >= kBuffered) {
+      if (v - kBuffered >= buffers_.size()) {
+        return Error{
+            fmt::format("LBA {} is in buffer {}, which does not exist", lba, v - kBuffered)};
+      }
+      continue;
+    }
+    if (v >= p2l.size() || p2l[v] != kUnmapped) {
+      return Error{fmt::format("LBA {} maps to slot {}, out of range or taken", lba, v)};
+    }
+    const ImageFtlBlock& block = in.blocks[slot_block(v)];
+    uint32_t page = v / lbas_per_page_ % pages_;
+    if (static_cast<BlockState>(block.state) == BlockState::kFree || page >= block.next_page) {
+      return Error{fmt::format("LBA {} maps to unwritten slot {}", lba, v)};
+    }
+    p2l[v] = static_cast<uint32_t>(lba);
+    ++valid_total;
+  }
+  for (size_t owner = 0; owner < in.buffers.size(); ++owner) {
+    const auto& lbas = in.buffers[owner];
+    if (lbas.size() >= lbas_per_page_) {
+      return Error{fmt::format("buffer {} holds {} LBAs, a full page", owner, lbas.size())};
+    }
+    for (uint32_t lba : lbas) {
+      if (lba >= in.l2p.size() || in.l2p[lba] != kBuffered + owner) {
+        return Error{
+            fmt::format("buffer {} holds LBA {}, which the map puts elsewhere", owner, lba)};
+      }
+    }
+  }
+  l2p_ = in.l2p;
+  p2l_ = std::move(p2l);
+  valid_total_ = valid_total;
+  for (size_t b = 0; b < block_.size(); ++b) {
+    const ImageFtlBlock& block = in.blocks[b];
+    block_[b] = Block{static_cast<BlockState>(block.state), block.next_page, block.valid_lbas,
+                      block.last_write_ns};
+  }
+  for (uint32_t p = 0; p < plane_count_; ++p) {
+    planes_[p].free.assign(in.planes[p].free.begin(), in.planes[p].free.end());
+    for (size_t k = 0; k < planes_[p].open.size(); ++k) {
+      uint32_t b = in.planes[p].open[k];
+      planes_[p].open[k] = b == ImageFtlPlane::kNone ? -1 : static_cast<int64_t>(b);
+    }
+  }
+  for (size_t owner = 0; owner < buffers_.size(); ++owner) buffers_[owner].lbas = in.buffers[owner];
+  cursor_ = in.cursors;
+  counters_ = FtlCounters{in.gc_runs, in.gc_moved_lbas, in.trimmed_lbas, in.skipped_planes};
+  return {};
+}
+
+Outcome Ftl::import_state(const ImageFtl& in) {
+  Outcome checked = check_blocks(in);
+  if (!checked) return Error{"corrupt image: ftl: " + checked.error()};
+  // Restored over a copy, so a refused state leaves this FTL as it was.
+  Ftl restored(*this);
+  checked = restored.restore_maps(in);
+  if (!checked) return Error{"corrupt image: ftl: " + checked.error()};
+  if (!restored.consistent()) {
+    return Error{"corrupt image: ftl: the map, buffers and valid counts disagree"};
+  }
+  l2p_ = std::move(restored.l2p_);
+  p2l_ = std::move(restored.p2l_);
+  block_ = std::move(restored.block_);
+  planes_ = std::move(restored.planes_);
+  buffers_ = std::move(restored.buffers_);
+  cursor_ = std::move(restored.cursor_);
+  valid_total_ = restored.valid_total_;
+  counters_ = restored.counters_;
+  return {};
+}
+
 }  // namespace zonelab

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <random>
+#include <vector>
 
 namespace zonelab {
 namespace {
@@ -156,6 +158,174 @@ TEST(Ftl, GcMakesAHostWriteWaitOnItsPlane) {
   }
   // Some write found GC's reads, programs and erase ahead of it.
   EXPECT_GT(worst, c.flash.erase_latency_ns);
+}
+
+// --- Export and import (device images) ------------------------------------
+
+// A random mix of writes and trims from `t`; returns the completion times.
+std::vector<uint64_t> random_mix(Ftl& ftl, uint32_t streams, uint64_t seed, int steps,
+                                 uint64_t& t) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> done;
+  for (int step = 0; step < steps; ++step) {
+    uint64_t lba = rng() % ftl.lba_count();
+    auto nlb = static_cast<uint32_t>(std::min<uint64_t>(1 + rng() % 24, ftl.lba_count() - lba));
+    if (rng() % 5 == 0) {
+      ftl.trim(lba, nlb);
+      continue;
+    }
+    // Half the writes arrive before the last one ended, so work is in flight.
+    t = ftl.write(lba, nlb, static_cast<uint32_t>(rng() % streams), rng() % 2 == 0 ? t : t / 2);
+    done.push_back(t);
+  }
+  return done;
+}
+
+// What a device image carries besides the FTL: the flash's erase counts and
+// when each plane and channel is next free.
+void copy_flash(const Flash& from, Flash& to) {
+  to.erase_counts() = from.erase_counts();
+  std::vector<uint64_t> planes;
+  std::vector<uint64_t> channels;
+  for (uint32_t p = 0; p < from.planes(); ++p) planes.push_back(from.plane_free_at_ns(p));
+  for (uint32_t ch = 0; ch < from.channels(); ++ch) channels.push_back(from.channel_free_at_ns(ch));
+  to.restore_free_at_ns(planes, channels);
+}
+
+void expect_import_continues_identically(const Config& c) {
+  Flash flash(c.flash);
+  Ftl ftl(c, flash);
+  uint64_t t = 0;
+  random_mix(ftl, static_cast<uint32_t>(c.block.streams), 11, 3000, t);
+  ASSERT_GT(ftl.counters().gc_runs, 0u);
+  ImageFtl saved;
+  ftl.export_state(saved);
+
+  Flash flash_copy(c.flash);
+  Ftl copy(c, flash_copy);
+  ASSERT_TRUE(copy.import_state(saved).ok());
+  copy_flash(flash, flash_copy);
+  ImageFtl again;
+  copy.export_state(again);
+  EXPECT_EQ(again, saved);
+  EXPECT_TRUE(copy.consistent());
+  EXPECT_EQ(copy.valid_lbas(), ftl.valid_lbas());
+
+  uint64_t t_copy = t;
+  std::vector<uint64_t> want = random_mix(ftl, static_cast<uint32_t>(c.block.streams), 12, 2000, t);
+  std::vector<uint64_t> got =
+      random_mix(copy, static_cast<uint32_t>(c.block.streams), 12, 2000, t_copy);
+  EXPECT_EQ(got, want);
+  ImageFtl end_want;
+  ImageFtl end_got;
+  ftl.export_state(end_want);
+  copy.export_state(end_got);
+  EXPECT_EQ(end_got, end_want);
+  EXPECT_EQ(flash_copy.erase_counts(), flash.erase_counts());
+}
+
+TEST(FtlState, ImportContinuesAsTheOriginalGreedy) {
+  expect_import_continues_identically(tiny("7%", "greedy"));
+}
+
+TEST(FtlState, ImportContinuesAsTheOriginalCostBenefit) {
+  expect_import_continues_identically(tiny("7%", "cost-benefit"));
+}
+
+TEST(FtlState, ImportContinuesAsTheOriginalWithSeveralStreams) {
+  expect_import_continues_identically(tiny("28%", "greedy", 3));
+}
+
+// Each mutation of a real state is something the FTL could never have been
+// in; import refuses it and leaves the FTL as it was.
+TEST(FtlState, ImportRefusesImpossibleStates) {
+  Config c = tiny("7%", "greedy", 2);
+  Flash flash(c.flash);
+  Ftl ftl(c, flash);
+  uint64_t t = 0;
+  random_mix(ftl, 2, 5, 2500, t);
+  ftl.write(0, 1, 0, t);  // leave an LBA in stream 0's buffer
+  ImageFtl good;
+  ftl.export_state(good);
+  ASSERT_FALSE(good.buffers[0].empty());
+  uint32_t buffered = good.buffers[0][0];
+  auto first_mapped = [&] {
+    for (uint32_t lba = 0;; ++lba) {
+      if (good.l2p[lba] < Ftl::kBuffered) return lba;
+    }
+  };
+  auto first_block = [&](uint8_t state) {
+    for (uint32_t b = 0;; ++b) {
+      if (good.blocks[b].state == state) return b;
+    }
+  };
+  uint32_t mapped = first_mapped();
+  uint32_t full = first_block(2);
+  uint32_t free_block = first_block(0);
+  uint32_t open = first_block(1);
+
+  struct Case {
+    const char* name;
+    std::function<void(ImageFtl&)> mutate;
+  };
+  std::vector<Case> cases = {
+      {"map shorter", [](ImageFtl& s) { s.l2p.pop_back(); }},
+      {"a block fewer", [](ImageFtl& s) { s.blocks.pop_back(); }},
+      {"a plane fewer", [](ImageFtl& s) { s.planes.pop_back(); }},
+      {"a buffer fewer", [](ImageFtl& s) { s.buffers.pop_back(); }},
+      {"a cursor fewer", [](ImageFtl& s) { s.cursors.pop_back(); }},
+      {"cursor beyond the planes", [](ImageFtl& s) { s.cursors[0] = 99; }},
+      {"block state unknown", [&](ImageFtl& s) { s.blocks[full].state = 3; }},
+      {"full block with a page left", [&](ImageFtl& s) { s.blocks[full].next_page -= 1; }},
+      {"open block past its end", [&](ImageFtl& s) { s.blocks[open].next_page = 8; }},
+      {"free block holding data", [&](ImageFtl& s) { s.blocks[free_block].valid_lbas = 1; }},
+      {"valid count off by one", [&](ImageFtl& s) { s.blocks[full].valid_lbas ^= 1; }},
+      {"LBA mapped beyond the flash", [&](ImageFtl& s) { s.l2p[mapped] = 0x0FFFFFFF; }},
+      {"two LBAs on one slot",
+       [&](ImageFtl& s) {
+         for (uint32_t lba = mapped + 1;; ++lba) {
+           if (s.l2p[lba] < Ftl::kBuffered) {
+             s.l2p[lba] = s.l2p[mapped];
+             return;
+           }
+         }
+       }},
+      {"LBA in a buffer that does not exist",
+       [&](ImageFtl& s) { s.l2p[mapped] = Ftl::kBuffered + 1000; }},
+      {"buffered LBA missing from its buffer", [&](ImageFtl& s) { s.buffers[0].clear(); }},
+      {"buffer holds an LBA mapped elsewhere",
+       [&](ImageFtl& s) { s.buffers[1].push_back(mapped); }},
+      {"buffer holds an LBA twice", [&](ImageFtl& s) { s.buffers[0].push_back(buffered); }},
+      {"free list names a full block",
+       [&](ImageFtl& s) { s.planes[0].free.push_back(full % 128); }},
+      {"free list names a block twice",
+       [](ImageFtl& s) { s.planes[0].free.push_back(s.planes[0].free.front()); }},
+      {"free list beyond the plane", [](ImageFtl& s) { s.planes[0].free.push_back(128); }},
+      {"free block missing from the list", [](ImageFtl& s) { s.planes[0].free.pop_back(); }},
+      {"open entry names a free block",
+       [](ImageFtl& s) {
+         for (uint32_t& b : s.planes[0].open) b = s.planes[0].free.front();
+       }},
+      {"open entries missing", [](ImageFtl& s) { s.planes[0].open.pop_back(); }},
+  };
+  for (const Case& k : cases) {
+    ImageFtl bad = good;
+    k.mutate(bad);
+    Flash fresh_flash(c.flash);
+    Ftl fresh(c, fresh_flash);
+    ImageFtl before;
+    fresh.export_state(before);
+    Outcome imported = fresh.import_state(bad);
+    ASSERT_FALSE(imported.ok()) << k.name;
+    EXPECT_EQ(imported.error().rfind("corrupt image: ftl: ", 0), 0u) << imported.error();
+    EXPECT_EQ(imported.error().find('\n'), std::string::npos) << k.name;
+    ImageFtl after;
+    fresh.export_state(after);
+    EXPECT_EQ(after, before) << k.name;
+  }
+  Flash fresh_flash(c.flash);
+  Ftl fresh(c, fresh_flash);
+  EXPECT_TRUE(fresh.import_state(good).ok());
 }
 
 }  // namespace

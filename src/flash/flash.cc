@@ -83,6 +83,13 @@ uint64_t Flash::drained_at_ns() const {
   return latest;
 }
 
+void Flash::restore_free_at_ns(const std::vector<uint64_t>& planes,
+                               const std::vector<uint64_t>& channels) {
+  assert(planes.size() == plane_.size() && channels.size() == channel_.size());
+  for (size_t i = 0; i < plane_.size(); ++i) plane_[i].set_free_at_ns(planes[i]);
+  for (size_t i = 0; i < channel_.size(); ++i) channel_[i].set_free_at_ns(channels[i]);
+}
+
 void Flash::reset_stats() {
   for (auto& t : channel_) t.reset_stats();
   for (auto& t : plane_) t.reset_stats();

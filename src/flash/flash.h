@@ -63,6 +63,11 @@ class Flash {
   uint64_t channel_busy_ns(uint32_t channel) const { return channel_[channel].busy_ns(); }
   // When a plane is next free of the work reserved on it.
   uint64_t plane_free_at_ns(uint32_t plane) const { return plane_[plane].free_at_ns(); }
+  uint64_t channel_free_at_ns(uint32_t channel) const { return channel_[channel].free_at_ns(); }
+  // Restores work in flight (a device image reloaded); one time per plane
+  // and per channel.
+  void restore_free_at_ns(const std::vector<uint64_t>& planes,
+                          const std::vector<uint64_t>& channels);
   uint64_t die_busy_ns(uint32_t die) const { return die_busy_[die].busy_ns(); }
   uint32_t erase_count(uint32_t plane, uint32_t block) const {
     return erase_counts_[static_cast<size_t>(plane) * blocks_per_plane_ + block];

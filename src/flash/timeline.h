@@ -20,6 +20,8 @@ class Timeline {
     return free_at_ns_;
   }
   uint64_t free_at_ns() const { return free_at_ns_; }
+  // Restores when the resource is next free (a device image reloaded).
+  void set_free_at_ns(uint64_t time_ns) { free_at_ns_ = time_ns; }
   uint64_t busy_ns() const { return busy_ns_; }
   void reset_stats() { busy_ns_ = 0; }
 

@@ -58,9 +58,12 @@ enum SectionType : uint32_t {
   kSectionEraseCounts = 4,
   kSectionLifetime = 5,
   kSectionBlockMap = 6,  // optional
+  kSectionFtl = 7,       // optional: present exactly in block-interface images
 };
-constexpr uint32_t kSectionTypeLast = kSectionBlockMap;
-constexpr uint32_t kSectionsOptional = 1u << kSectionBlockMap;
+constexpr uint32_t kSectionTypeLast = kSectionFtl;
+constexpr uint32_t kSectionsOptional = (1u << kSectionBlockMap) | (1u << kSectionFtl);
+constexpr uint64_t kFtlBlockRecordBytes = 17;
+constexpr uint8_t kFtlBlockStateLast = 2;
 constexpr uint64_t kSlotRecordBytes = 12;
 
 const char* section_name(uint32_t type) {
@@ -77,6 +80,8 @@ const char* section_name(uint32_t type) {
       return "lifetime";
     case kSectionBlockMap:
       return "block-map";
+    case kSectionFtl:
+      return "ftl";
   }
   return "unknown";
 }
@@ -296,6 +301,43 @@ std::vector<uint8_t> encode_zones(const std::vector<ImageZone>& zones) {
   return body;
 }
 
+void put_u32s(ByteWriter& writer, const std::vector<uint32_t>& values) {
+  writer.u32(static_cast<uint32_t>(values.size()));
+  for (uint32_t value : values) writer.u32(value);
+}
+
+std::vector<uint8_t> encode_ftl(const ImageFtl& ftl) {
+  std::vector<uint8_t> body;
+  body.reserve(4 + ftl.l2p.size() * 4 + 4 + ftl.blocks.size() * kFtlBlockRecordBytes);
+  ByteWriter writer(body);
+  put_u32s(writer, ftl.l2p);
+  writer.u32(static_cast<uint32_t>(ftl.blocks.size()));
+  for (const ImageFtlBlock& block : ftl.blocks) {
+    writer.u8(block.state);
+    writer.u32(block.next_page);
+    writer.u32(block.valid_lbas);
+    writer.u64(block.last_write_ns);
+  }
+  writer.u32(static_cast<uint32_t>(ftl.planes.size()));
+  for (const ImageFtlPlane& plane : ftl.planes) {
+    put_u32s(writer, plane.free);
+    put_u32s(writer, plane.open);
+  }
+  writer.u32(static_cast<uint32_t>(ftl.buffers.size()));
+  for (const auto& buffer : ftl.buffers) put_u32s(writer, buffer);
+  put_u32s(writer, ftl.cursors);
+  writer.u64(ftl.gc_runs);
+  writer.u64(ftl.gc_moved_lbas);
+  writer.u64(ftl.trimmed_lbas);
+  writer.u64(ftl.skipped_planes);
+  writer.u64(ftl.clock_ns);
+  for (const auto* times : {&ftl.plane_free_at_ns, &ftl.channel_free_at_ns}) {
+    writer.u32(static_cast<uint32_t>(times->size()));
+    for (uint64_t t : *times) writer.u64(t);
+  }
+  return body;
+}
+
 std::vector<uint8_t> encode_payload(const ImageState& state) {
   std::vector<uint8_t> payload;
   ByteWriter writer(payload);
@@ -331,6 +373,7 @@ std::vector<uint8_t> encode_payload(const ImageState& state) {
     body_writer.u64(state.next_released_seq);
     put_section(writer, kSectionBlockMap, body);
   }
+  if (state.ftl) put_section(writer, kSectionFtl, encode_ftl(*state.ftl));
   return payload;
 }
 
@@ -431,6 +474,86 @@ Outcome decode_block_map(const uint8_t* body, uint64_t length, ImageState& state
   return {};
 }
 
+// A count followed by that many u32 values; `what` names the list.
+Outcome read_u32s(ByteReader& reader, const char* what, uint64_t limit,
+                  std::vector<uint32_t>& values) {
+  if (!reader.has(4)) return Error{fmt::format("ftl section: {} cut short", what)};
+  uint32_t count = reader.u32();
+  if (count > limit || !reader.has(uint64_t{count} * 4)) {
+    return Error{fmt::format("ftl section: {} {} do not fit (limit {}, {} bytes left)", count, what,
+                             limit, reader.remaining())};
+  }
+  values.resize(count);
+  for (uint32_t& value : values) value = reader.u32();
+  return {};
+}
+
+// The section's shape only; conv/ftl.cc checks the contents against the
+// configuration's geometry when a device imports it.
+Outcome decode_ftl(const uint8_t* body, uint64_t length, ImageState& state) {
+  ByteReader reader(body, length);
+  ImageFtl ftl;
+  Outcome read = read_u32s(reader, "logical blocks", Image::kFtlLbasMax, ftl.l2p);
+  if (!read) return read;
+  if (!reader.has(4)) return Error{"ftl section: block count cut short"};
+  uint32_t blocks = reader.u32();
+  if (blocks > Image::kEraseCountsMax || !reader.has(uint64_t{blocks} * kFtlBlockRecordBytes)) {
+    return Error{fmt::format("ftl section: {} blocks do not fit in {} bytes", blocks, length)};
+  }
+  ftl.blocks.resize(blocks);
+  for (uint32_t b = 0; b < blocks; ++b) {
+    ImageFtlBlock& block = ftl.blocks[b];
+    block.state = reader.u8();
+    block.next_page = reader.u32();
+    block.valid_lbas = reader.u32();
+    block.last_write_ns = reader.u64();
+    if (block.state > kFtlBlockStateLast) {
+      return Error{fmt::format("ftl section: block {} has state {}", b, block.state)};
+    }
+  }
+  if (!reader.has(4)) return Error{"ftl section: plane count cut short"};
+  uint32_t planes = reader.u32();
+  // Each plane takes at least its two counts.
+  if (planes > blocks || !reader.has(uint64_t{planes} * 8)) {
+    return Error{fmt::format("ftl section: {} planes for {} blocks", planes, blocks)};
+  }
+  ftl.planes.resize(planes);
+  for (ImageFtlPlane& plane : ftl.planes) {
+    if (!(read = read_u32s(reader, "free blocks", blocks, plane.free))) return read;
+    if (!(read = read_u32s(reader, "open blocks", blocks, plane.open))) return read;
+  }
+  if (!reader.has(4)) return Error{"ftl section: buffer count cut short"};
+  uint32_t buffers = reader.u32();
+  if (!reader.has(uint64_t{buffers} * 4)) {
+    return Error{fmt::format("ftl section: {} buffers do not fit", buffers)};
+  }
+  ftl.buffers.resize(buffers);
+  for (auto& buffer : ftl.buffers) {
+    if (!(read = read_u32s(reader, "buffered LBAs", ftl.l2p.size(), buffer))) return read;
+  }
+  if (!(read = read_u32s(reader, "stream cursors", buffers, ftl.cursors))) return read;
+  if (!reader.has(40)) return Error{"ftl section: counters cut short"};
+  ftl.gc_runs = reader.u64();
+  ftl.gc_moved_lbas = reader.u64();
+  ftl.trimmed_lbas = reader.u64();
+  ftl.skipped_planes = reader.u64();
+  ftl.clock_ns = reader.u64();
+  for (auto* times : {&ftl.plane_free_at_ns, &ftl.channel_free_at_ns}) {
+    if (!reader.has(4)) return Error{"ftl section: free times cut short"};
+    uint32_t count = reader.u32();
+    if (count > planes || !reader.has(uint64_t{count} * 8)) {
+      return Error{fmt::format("ftl section: {} free times for {} planes", count, planes)};
+    }
+    times->resize(count);
+    for (uint64_t& t : *times) t = reader.u64();
+  }
+  if (reader.remaining() != 0) {
+    return Error{fmt::format("ftl section: {} bytes after its end", reader.remaining())};
+  }
+  state.ftl = std::move(ftl);
+  return {};
+}
+
 Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, ImageState& state) {
   uint64_t length_fixed = type == kSectionNextOpenSeq ? 8 : type == kSectionLifetime ? 24 : 0;
   if (length_fixed != 0 && length != length_fixed) {
@@ -454,9 +577,35 @@ Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, Imag
       return {};
     case kSectionBlockMap:
       return decode_block_map(body, length, state);
+    case kSectionFtl:
+      return decode_ftl(body, length, state);
   }
   assert(false && "decode_section called with an unknown type");
   return Error{"internal: unknown section"};
+}
+
+// An FTL section grows after create only in its page buffers (the free
+// lists shrink as blocks open, the rest has a fixed size): each buffer holds
+// at most one LBA less than a page. The room left counts what the buffers
+// may still take, so a later state's payload plus its room is never more
+// than the created one's.
+uint64_t ftl_growth_bytes(const ImageState& state) {
+  if (!state.ftl || state.config.host.lba_size_bytes == 0) return 0;
+  uint64_t lbas_per_page = state.config.flash.page_size_bytes / state.config.host.lba_size_bytes;
+  if (lbas_per_page == 0) return 0;
+  uint64_t room_lbas = 0;
+  for (const auto& buffer : state.ftl->buffers) {
+    room_lbas += lbas_per_page - 1 - std::min<uint64_t>(buffer.size(), lbas_per_page - 1);
+  }
+  return room_lbas * 4;
+}
+
+// The slot create gives a state whose slot (header and payload) takes
+// `slot_size` bytes: room for the configuration text to grow when a later
+// save changes it, and for the FTL's buffers to fill.
+uint64_t planned_slot_bytes(uint64_t slot_size, const ImageState& state) {
+  uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size();
+  return round_up(slot_size + headroom_bytes + ftl_growth_bytes(state), kAlignBytes);
 }
 
 Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
@@ -487,6 +636,20 @@ Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
     if ((seen & (1u << type)) == 0 && (kSectionsOptional & (1u << type)) == 0) {
       return Error{fmt::format("missing {} section", section_name(type))};
     }
+  }
+  // The FTL belongs to the block interface and the block map to ZNS.
+  bool block = state.config.interface == "block";
+  if (block && !state.ftl) return Error{"block-interface image without its ftl section"};
+  if (!block && state.ftl) {
+    return Error{fmt::format("ftl section in an image of interface '{}'", state.config.interface)};
+  }
+  if (block && (!state.zone_slots.empty() || !state.slots.empty())) {
+    return Error{"block-map section in a block-interface image"};
+  }
+  // What decodes must encode again: create could not size a slot for more.
+  if (state.ftl && planned_slot_bytes(kSlotHeaderBytes + size, state) > Image::kSlotBytesMax) {
+    return Error{fmt::format("ftl section: {} page buffers could outgrow a slot",
+                             state.ftl->buffers.size())};
   }
   return state;
 }
@@ -704,9 +867,7 @@ Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes) {
   }
   auto slot = encode_slot_checked(state, 1);
   if (!slot) return Error{slot.error()};
-  // Room for the configuration text to grow when a later save changes it.
-  uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size();
-  uint64_t slot_bytes = round_up(slot->size() + headroom_bytes, kAlignBytes);
+  uint64_t slot_bytes = planned_slot_bytes(slot->size(), state);
   if (slot_bytes > Image::kSlotBytesMax) {
     return Error{fmt::format("metadata of {} bytes is larger than a slot holds ({})", slot->size(),
                              Image::kSlotBytesMax)};

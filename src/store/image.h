@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,50 @@ struct ImageSlot {
   bool operator==(const ImageSlot&) const = default;
 };
 
+// One flash block of a block-interface image's FTL (mirrors conv/ftl.h's Block).
+struct ImageFtlBlock {
+  uint8_t state = 0;  // 0 free, 1 open, 2 full
+  uint32_t next_page = 0;
+  uint32_t valid_lbas = 0;
+  uint64_t last_write_ns = 0;
+
+  bool operator==(const ImageFtlBlock&) const = default;
+};
+
+// One plane's free blocks (in allocation order) and open block per opener
+// (the streams, then GC; kNone: none).
+struct ImageFtlPlane {
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  std::vector<uint32_t> free;
+  std::vector<uint32_t> open;
+
+  bool operator==(const ImageFtlPlane&) const = default;
+};
+
+// The page-mapped FTL of a block-interface image (conv/ftl.h): the
+// logical-to-physical map, the blocks, the planes, the partial page buffers
+// (streams, then one per plane for GC), each stream's next plane in turn and
+// the FTL's counters. The reverse map and valid totals are derived. The
+// device's virtual clock and when each plane and channel is next free go
+// with it, so work in flight at a save (GC after a write) and the ages GC
+// compares continue in the next process as in one run.
+struct ImageFtl {
+  std::vector<uint32_t> l2p;
+  std::vector<ImageFtlBlock> blocks;
+  std::vector<ImageFtlPlane> planes;
+  std::vector<std::vector<uint32_t>> buffers;
+  std::vector<uint32_t> cursors;
+  uint64_t gc_runs = 0;
+  uint64_t gc_moved_lbas = 0;
+  uint64_t trimmed_lbas = 0;
+  uint64_t skipped_planes = 0;
+  uint64_t clock_ns = 0;
+  std::vector<uint64_t> plane_free_at_ns;
+  std::vector<uint64_t> channel_free_at_ns;
+
+  bool operator==(const ImageFtl&) const = default;
+};
+
 // Everything an image keeps besides data.
 struct ImageState {
   Config config;
@@ -52,6 +97,9 @@ struct ImageState {
   std::vector<uint32_t> zone_slots;
   std::vector<ImageSlot> slots;
   uint64_t next_released_seq = 1;
+  // The FTL of a block-interface image (interface = "block"), whose zones
+  // are the zoned view (state and write pointer only); absent for ZNS.
+  std::optional<ImageFtl> ftl;
   uint64_t lifetime_host_write_bytes = 0;
   uint64_t lifetime_host_read_bytes = 0;
   uint64_t lifetime_commands = 0;
@@ -68,6 +116,9 @@ class Image {
   // Limits on what an image may hold; larger values in a file are corrupt.
   static constexpr uint64_t kZoneCountMax = 1ULL << 24;
   static constexpr uint64_t kEraseCountsMax = 1ULL << 26;
+  // An FTL's logical blocks and its flash slots (conv/ftl.h maps at most
+  // 2^28); its map takes 4 bytes per LBA in a slot of kSlotBytesMax.
+  static constexpr uint64_t kFtlLbasMax = 1ULL << 28;
   static constexpr uint64_t kSlotBytesMax = 1ULL << 30;
   static constexpr uint64_t kDataBytesMax = 1ULL << 50;
 

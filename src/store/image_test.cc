@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,29 @@ void expect_same_state(const ImageState& a, const ImageState& b) {
   EXPECT_EQ(a.zone_slots, b.zone_slots);
   EXPECT_EQ(a.slots, b.slots);
   EXPECT_EQ(a.next_released_seq, b.next_released_seq);
+  EXPECT_EQ(a.ftl, b.ftl);
+}
+
+// A block-interface state with a small, hand-made FTL: 2 planes of 2 blocks
+// of 2 pages of 2 LBAs (the image layer checks shapes, not geometry).
+ImageState ftl_state() {
+  ImageState state = sample_state();
+  state.config.interface = "block";
+  ImageFtl ftl;
+  ftl.l2p = {0, 0xFFFFFFFFu, 0xF0000000u, 5};
+  ftl.blocks = {{2, 2, 1, 100}, {1, 1, 1, 200}, {0, 0, 0, 0}, {0, 2, 0, 7}};
+  ftl.planes = {{{}, {1, 0xFFFFFFFFu}}, {{0, 1}, {0xFFFFFFFFu, 0xFFFFFFFFu}}};
+  ftl.buffers = {{2}, {}, {}};
+  ftl.cursors = {1};
+  ftl.gc_runs = 3;
+  ftl.gc_moved_lbas = 4;
+  ftl.trimmed_lbas = 5;
+  ftl.skipped_planes = 6;
+  ftl.clock_ns = 123456789;
+  ftl.plane_free_at_ns = {123456790, 0};
+  ftl.channel_free_at_ns = {1};
+  state.ftl = ftl;
+  return state;
 }
 
 ImageState mapped_state() {
@@ -260,6 +284,123 @@ TEST(ImageDecodeTest, RejectsADuplicateBlockMap) {
   sections.push_back(sections[5]);
   std::string error = decode_error(image_with_payload(payload_of(sections)));
   EXPECT_NE(error.find("duplicate block-map section"), std::string::npos) << error;
+}
+
+TEST(ImageFormatTest, FtlIsASeventhSectionOnlyInBlockImages) {
+  EXPECT_EQ(sections_of(sample_state()).size(), 5u);
+  std::vector<Section> sections = sections_of(ftl_state());
+  ASSERT_EQ(sections.size(), 6u);
+  EXPECT_EQ(sections[5].type, 7u);
+  uint64_t expected = 4 + 4 * 4                                // map
+                      + 4 + 4 * 17                             // blocks
+                      + 4 + (4 + 0 + 4 + 8) + (4 + 8 + 4 + 8)  // planes
+                      + 4 + (4 + 4) + 4 + 4                    // buffers
+                      + 4 + 4                                  // cursors
+                      + 4 * 8 + 8                              // counters, clock
+                      + 4 + 2 * 8 + 4 + 8;                     // free times
+  EXPECT_EQ(sections[5].body.size(), expected);
+  auto decoded = Image::decode(Image::encode(ftl_state(), 0).value());
+  ASSERT_TRUE(decoded.ok()) << decoded.error();
+  expect_same_state(*decoded, ftl_state());
+}
+
+TEST(ImageDecodeTest, RejectsAnFtlSectionCutShortOrPadded) {
+  std::vector<Section> whole = sections_of(ftl_state());
+  for (size_t length = 0; length < whole[5].body.size(); ++length) {
+    std::vector<Section> sections = whole;
+    sections[5].body.resize(length);
+    std::string error = decode_error(image_with_payload(payload_of(sections)));
+    EXPECT_NE(error.find("ftl section"), std::string::npos) << length << ": " << error;
+  }
+  std::vector<Section> sections = whole;
+  sections[5].body.push_back(0);
+  std::string error = decode_error(image_with_payload(payload_of(sections)));
+  EXPECT_NE(error.find("ftl section"), std::string::npos) << error;
+}
+
+TEST(ImageDecodeTest, RejectsFtlCountsBeyondTheBytesOrLimits) {
+  // Offsets into the section: the map count, the block count, a block's
+  // state, the plane count, the buffer count.
+  const uint64_t blocks_at = 4 + 16;
+  const uint64_t planes_at = blocks_at + 4 + 4 * 17;
+  const uint64_t buffers_at = planes_at + 4 + 16 + 24;
+  for (auto [offset, width, value] : {std::tuple<uint64_t, int, uint64_t>{0, 4, 0xFFFFFFFF},
+                                      {0, 4, 5},
+                                      {blocks_at, 4, 1 << 30},
+                                      {blocks_at, 4, 5},
+                                      {blocks_at + 4, 1, 3},
+                                      {planes_at, 4, 5},
+                                      {planes_at, 4, 0xFFFFFFFF},
+                                      {buffers_at, 4, 0x10000000},
+                                      {buffers_at + 4, 4, 9}}) {
+    std::vector<Section> sections = sections_of(ftl_state());
+    store_le(sections[5].body, offset, width, value);
+    std::string error = decode_error(image_with_payload(payload_of(sections)));
+    EXPECT_NE(error.find("ftl section"), std::string::npos) << offset << ": " << error;
+  }
+}
+
+TEST(ImageDecodeTest, RejectsAnFtlWhereTheInterfaceHasNone) {
+  ImageState zns = ftl_state();
+  zns.config.interface = "zns";
+  std::string error = decode_error(image_with_payload(payload_of(sections_of(zns))));
+  EXPECT_NE(error.find("ftl section in an image of interface 'zns'"), std::string::npos) << error;
+
+  ImageState missing = ftl_state();
+  missing.ftl.reset();
+  error = decode_error(image_with_payload(payload_of(sections_of(missing))));
+  EXPECT_NE(error.find("without its ftl section"), std::string::npos) << error;
+
+  ImageState mapped = ftl_state();
+  mapped.zone_slots = {0};
+  error = decode_error(image_with_payload(payload_of(sections_of(mapped))));
+  EXPECT_NE(error.find("block-map section in a block-interface image"), std::string::npos) << error;
+}
+
+TEST(ImageDecodeTest, RejectsADuplicateFtl) {
+  std::vector<Section> sections = sections_of(ftl_state());
+  sections.push_back(sections[5]);
+  std::string error = decode_error(image_with_payload(payload_of(sections)));
+  EXPECT_NE(error.find("duplicate ftl section"), std::string::npos) << error;
+}
+
+TEST(ImageFormatTest, SlotLeavesRoomForTheFtlBuffersToFill) {
+  ImageState state = ftl_state();  // 16 KiB pages of 4 KiB LBAs: 3 more per buffer
+  uint64_t before = load_le(Image::encode(state, 0).value(), 16, 8);
+  state.ftl->buffers.resize(3 + 2048);
+  uint64_t after = load_le(Image::encode(state, 0).value(), 16, 8);
+  EXPECT_GE(after - before, 2048 * (4 + 3 * 4u));
+}
+
+TEST(ImageFormatTest, RefusesBuffersThatCouldOutgrowAnySlot) {
+  ImageState state = ftl_state();
+  state.config.flash.page_size_bytes = 1 << 20;
+  state.config.host.lba_size_bytes = 512;  // 2047 more LBAs per buffer
+  state.ftl->buffers.resize(140'000);      // 140000 x 2047 x 4 bytes > 1 GiB
+  auto encoded = Image::encode(state, 0);
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_NE(encoded.error().find("could outgrow a slot"), std::string::npos) << encoded.error();
+}
+
+TEST_F(ImageTest, CreateRefusesABlockStateWithoutItsFtl) {
+  ImageState state = ftl_state();
+  state.ftl.reset();
+  auto image = Image::create(path_, state, 0, false);
+  ASSERT_FALSE(image.ok());
+  EXPECT_NE(image.error().find("without its ftl section"), std::string::npos) << image.error();
+  EXPECT_FALSE(fs::exists(path_));
+}
+
+TEST_F(ImageTest, BlockImageSavesAndReopensItsFtl) {
+  auto image = create(ftl_state());
+  ImageState second = ftl_state();
+  second.ftl->l2p[1] = 3;
+  second.ftl->clock_ns += 1000;
+  ASSERT_TRUE(image->save(second).ok());
+  image.reset();
+  auto reopened = Image::open(path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.error();
+  expect_same_state((*reopened)->state(), second);
 }
 
 // --- Create and open -----------------------------------------------------

@@ -27,7 +27,7 @@ void add_config_options(CLI::App& app, ConfigOptions& options) {
       ->allow_extra_args(false);
 }
 
-Result<Config> resolve_config(const ConfigOptions& options) {
+Result<Config> resolve_config(const ConfigOptions& options, bool check) {
   Config config = default_config();
   if (!options.preset.empty()) {
     auto preset = preset_config(options.preset);
@@ -42,6 +42,7 @@ Result<Config> resolve_config(const ConfigOptions& options) {
     auto outcome = apply_override(config, assignment);
     if (!outcome) return Error{outcome.error()};
   }
+  if (!check) return config;
   auto checked = check_device_config(config);
   if (!checked) return Error{checked.error()};
   return config;
@@ -53,23 +54,37 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path) {
   auto session = std::make_unique<Session>();
   session->image = std::move(image).value();
   const ImageState& state = session->image->state();
-  auto layout = ZoneLayout::make(state.config);
-  if (!layout) return Error{fmt::format("{}: corrupt image: {}", path, layout.error())};
+  auto checked = check_device_config(state.config);
+  if (!checked) return Error{fmt::format("{}: corrupt image: {}", path, checked.error())};
   std::unique_ptr<Backing> backing;
   if (state.config.store.backing == "file") {
-    backing = session->image->file_backing(layout->lba_size_bytes());
+    backing = session->image->file_backing(state.config.host.lba_size_bytes);
   }
-  auto device = make_zns_device(state.config, session->sim, std::move(backing));
-  if (!device) return Error{fmt::format("{}: {}", path, device.error())};
-  session->device = std::move(device).value();
-  auto imported = session->device->import_state(state);
+  Outcome imported;
+  if (state.config.interface == "block") {
+    auto device = make_conv_device(state.config, session->sim, std::move(backing));
+    if (!device) return Error{fmt::format("{}: {}", path, device.error())};
+    session->conv = device->get();
+    session->device = std::move(device).value();
+    imported = session->conv->import_state(state);
+  } else {
+    auto device = make_zns_device(state.config, session->sim, std::move(backing));
+    if (!device) return Error{fmt::format("{}: {}", path, device.error())};
+    session->zns = device->get();
+    session->device = std::move(device).value();
+    imported = session->zns->import_state(state);
+  }
   if (!imported) return Error{fmt::format("{}: {}", path, imported.error())};
   return session;
 }
 
 Outcome save_session(Session& session) {
   ImageState state;
-  session.device->export_state(state);
+  if (session.zns != nullptr) {
+    session.zns->export_state(state);
+  } else {
+    session.conv->export_state(state);
+  }
   return session.image->save(state);
 }
 

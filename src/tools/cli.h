@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/conv_device.h"
 #include "sim/simulator.h"
 #include "store/image.h"
 #include "zns/zns_device.h"
@@ -32,14 +33,23 @@ struct ConfigOptions {
   std::vector<std::string> overrides;
 };
 void add_config_options(CLI::App& app, ConfigOptions& options);
-// preset (or default) -> file -> overrides, then checked as a whole.
-Result<Config> resolve_config(const ConfigOptions& options);
+// preset (or default) -> file -> overrides, then (unless `check` is false)
+// checked as a whole.
+Result<Config> resolve_config(const ConfigOptions& options, bool check = true);
 
-// A device image opened for the length of one command (or one batch).
+// A device image opened for the length of one command (or one batch). The
+// image's interface decides the device: exactly one of `zns` and `conv`
+// points at `device`.
 struct Session {
   Simulator sim;
   std::unique_ptr<Image> image;
-  std::unique_ptr<ZnsDevice> device;
+  std::unique_ptr<ModeledDevice> device;
+  ZnsDevice* zns = nullptr;
+  ConvDevice* conv = nullptr;
+
+  bool stores_data() const {
+    return zns != nullptr ? zns->backing().stores_data() : conv->backing().stores_data();
+  }
 };
 Result<std::unique_ptr<Session>> open_session(const std::string& path);
 // Writes the device state back into the image.

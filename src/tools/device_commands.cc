@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cassert>
 #include <iostream>
 #include <sstream>
 
@@ -28,7 +30,7 @@ Json command_json(const Command& c) {
 }
 
 // Zone number from --zone or --lba; returns false with an error in `out`.
-bool target_lba(const ZnsDevice& device, const DeviceRequest& r, uint64_t& lba, Json& out) {
+bool target_lba(const ModeledDevice& device, const DeviceRequest& r, uint64_t& lba, Json& out) {
   if (r.zone) {
     if (*r.zone >= device.info().zone_count) {
       out["error"] = fmt::format("zone {} does not exist (the device has zones 0-{})", *r.zone,
@@ -46,7 +48,7 @@ bool target_lba(const ZnsDevice& device, const DeviceRequest& r, uint64_t& lba, 
   return false;
 }
 
-bool check_blocks(const ZnsDevice& device, uint64_t blocks, Json& out) {
+bool check_blocks(const ModeledDevice& device, uint64_t blocks, Json& out) {
   uint64_t bytes = blocks * device.info().lba_size_bytes;
   if (blocks == 0 || blocks > kMaxBlocks || bytes > kMaxCommandBytes) {
     out["error"] =
@@ -57,7 +59,37 @@ bool check_blocks(const ZnsDevice& device, uint64_t blocks, Json& out) {
   return true;
 }
 
-Json info_json(const ZnsDevice& device, const Session& session) {
+// Zones by state and the open and active counts, from the zone report.
+void zone_counts(const ModeledDevice& device, Json& j) {
+  const DeviceInfo& info = device.info();
+  std::array<uint64_t, kZoneStateCount> counts{};
+  for (uint32_t z = 0; z < info.zone_count; ++z)
+    ++counts[static_cast<size_t>(device.zone(z).state)];
+  auto count = [&](ZoneState s) { return counts[static_cast<size_t>(s)]; };
+  uint64_t open = count(ZoneState::kImplicitlyOpened) + count(ZoneState::kExplicitlyOpened);
+  j["open_zones"] = open;
+  j["active_zones"] = open + count(ZoneState::kClosed);
+  Json by_state = Json::object();
+  for (int s = 0; s < kZoneStateCount; ++s) {
+    by_state[std::string(zone_state_name(static_cast<ZoneState>(s)))] =
+        counts[static_cast<size_t>(s)];
+  }
+  j["zones_by_state"] = by_state;
+}
+
+Json ftl_json(const ConvDevice& device) {
+  const Ftl& ftl = device.ftl();
+  uint64_t free_blocks = 0;
+  uint32_t planes = device.flash().planes();
+  for (uint32_t p = 0; p < planes; ++p) free_blocks += ftl.free_blocks(p);
+  const FtlCounters& c = ftl.counters();
+  return Json{{"host_lbas", ftl.lba_count()},     {"valid_lbas", ftl.valid_lbas()},
+              {"free_blocks", free_blocks},       {"gc_runs", c.gc_runs},
+              {"gc_moved_lbas", c.gc_moved_lbas}, {"trimmed_lbas", c.trimmed_lbas}};
+}
+
+Json info_json(const Session& session) {
+  const ModeledDevice& device = *session.device;
   const DeviceInfo& info = device.info();
   Json j = status_json(Status::kSuccess);
   j["interface"] = std::string(info.interface);
@@ -69,17 +101,11 @@ Json info_json(const ZnsDevice& device, const Session& session) {
   j["max_open"] = info.max_open;
   j["max_active"] = info.max_active;
   j["zasl_lbas"] = info.zasl_lbas;
-  j["open_zones"] = device.zones().open_count();
-  j["active_zones"] = device.zones().active_count();
-  Json by_state = Json::object();
-  std::array<uint64_t, kZoneStateCount> counts{};
-  for (uint32_t z = 0; z < info.zone_count; ++z)
-    ++counts[static_cast<size_t>(device.zones().zone(z).state)];
-  for (int s = 0; s < kZoneStateCount; ++s) {
-    by_state[std::string(zone_state_name(static_cast<ZoneState>(s)))] =
-        counts[static_cast<size_t>(s)];
+  zone_counts(device, j);
+  if (session.zns != nullptr) {
+    j["open_zones"] = session.zns->zones().open_count();
+    j["active_zones"] = session.zns->zones().active_count();
   }
-  j["zones_by_state"] = by_state;
   const ImageState& state = session.image->state();
   const auto& erases = device.flash().erase_counts();
   uint64_t erase_total = 0;
@@ -94,13 +120,17 @@ Json info_json(const ZnsDevice& device, const Session& session) {
                {"erases", erase_total},
                {"min_erases_per_block", erase_min},
                {"max_erases_per_block", erase_max}};
-  const BlockMap& map = device.block_map();
-  uint64_t stale_pages = 0;
-  for (const Slot& slot : map.slots()) stale_pages += slot.stale_pages;
-  j["block_map"] = {{"mapping", map.lazy() ? "lazy" : "direct"},
-                    {"physical_zones", map.slot_count()},
-                    {"free_physical_zones", map.free_slots()},
-                    {"stale_pages", stale_pages}};
+  if (session.zns != nullptr) {
+    const BlockMap& map = session.zns->block_map();
+    uint64_t stale_pages = 0;
+    for (const Slot& slot : map.slots()) stale_pages += slot.stale_pages;
+    j["block_map"] = {{"mapping", map.lazy() ? "lazy" : "direct"},
+                      {"physical_zones", map.slot_count()},
+                      {"free_physical_zones", map.free_slots()},
+                      {"stale_pages", stale_pages}};
+  } else {
+    j["ftl"] = ftl_json(*session.conv);
+  }
   j["lifetime"] = {{"host_write_bytes", state.lifetime_host_write_bytes},
                    {"host_read_bytes", state.lifetime_host_read_bytes},
                    {"commands", state.lifetime_commands}};
@@ -116,7 +146,7 @@ Json zone_json(const ZoneDescriptor& d) {
               {"state", std::string(zone_state_name(d.state))}};
 }
 
-int report(const ZnsDevice& device, const DeviceRequest& r, Json& out) {
+int report(const ModeledDevice& device, const DeviceRequest& r, Json& out) {
   std::optional<ZoneState> filter;
   if (!r.state.empty()) {
     filter = zone_state_from_name(r.state);
@@ -187,7 +217,7 @@ int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) 
              : c.slba;
   // Without a data store the pattern would be built only to be dropped.
   std::vector<uint8_t> data;
-  if (s.device->backing().stores_data()) {
+  if (s.stores_data()) {
     data.resize(r.blocks * lba_size);
     for (uint64_t i = 0; i < r.blocks; ++i)
       fill_pattern(r.seed, base + i, data.data() + i * lba_size, lba_size);
@@ -195,6 +225,7 @@ int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) 
   }
   run_command(s, c);
   out = command_json(c);
+  if (append && s.conv != nullptr) out["reason"] = "the block interface has no Zone Append";
   out["lba"] = append ? c.result_lba : c.slba;
   out["blocks"] = r.blocks;
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
@@ -203,7 +234,7 @@ int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) 
 int read(Session& s, const DeviceRequest& r, Json& out) {
   if (!check_blocks(*s.device, r.blocks, out)) return kExitBadInput;
   uint64_t lba_size = s.device->info().lba_size_bytes;
-  if (r.expect_seed && !s.device->backing().stores_data()) {
+  if (r.expect_seed && !s.stores_data()) {
     out["error"] = "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
     return kExitBadInput;
   }
@@ -212,7 +243,7 @@ int read(Session& s, const DeviceRequest& r, Json& out) {
   c.opcode = Opcode::kRead;
   c.slba = r.lba.value_or(0);
   c.nlb = static_cast<uint32_t>(r.blocks);
-  if (s.device->backing().stores_data()) {
+  if (s.stores_data()) {
     data.resize(r.blocks * lba_size);
     c.data = data.data();
   }
@@ -255,7 +286,8 @@ int inject(Session& s, const DeviceRequest& r, Json& out) {
     return kExitBadInput;
   }
   auto zone = static_cast<uint32_t>(lba / s.device->info().zone_size_lbas);
-  s.device->inject(zone, *state);
+  assert(s.zns != nullptr && "validate_request refuses inject on a block device");
+  s.zns->inject(zone, *state);
   out = status_json(Status::kSuccess);
   out["zone"] = zone;
   out["state"] = r.state;
@@ -269,8 +301,12 @@ std::string latency_text(const Json& out) {
 
 }  // namespace
 
-std::optional<std::string> validate_request(const ZnsDevice& device, const DeviceRequest& r) {
+std::optional<std::string> validate_request(const Session& s, const DeviceRequest& r) {
+  const ModeledDevice& device = *s.device;
   const DeviceInfo& info = device.info();
+  if (r.command == "inject" && s.conv != nullptr) {
+    return "inject: a block-interface device has no zone states to change (interface = \"block\")";
+  }
   if (r.zone && *r.zone >= info.zone_count) {
     return fmt::format("zone {} does not exist (the device has zones 0-{})", *r.zone,
                        info.zone_count - 1);
@@ -299,7 +335,7 @@ std::optional<std::string> validate_request(const ZnsDevice& device, const Devic
         "full, read-only or offline",
         r.state);
   }
-  if (r.command == "read" && r.expect_seed && !device.backing().stores_data()) {
+  if (r.command == "read" && r.expect_seed && !s.stores_data()) {
     return "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
   }
   return std::nullopt;
@@ -368,7 +404,7 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
 int execute_request(Session& s, const DeviceRequest& r, Json& out) {
   out = Json::object();
   if (r.command == "info") {
-    out = info_json(*s.device, s);
+    out = info_json(s);
     return kExitOk;
   }
   if (r.command == "report") return report(*s.device, r, out);
@@ -406,11 +442,21 @@ void print_human(const DeviceRequest& r, const Json& out) {
                out["wear"]["erases"].get<uint64_t>(),
                out["wear"]["min_erases_per_block"].get<uint64_t>(),
                out["wear"]["max_erases_per_block"].get<uint64_t>());
-    fmt::print("block mapping    {}, {} of {} physical zones free, {} pages awaiting erase\n",
-               out["block_map"]["mapping"].get<std::string>(),
-               out["block_map"]["free_physical_zones"].get<uint64_t>(),
-               out["block_map"]["physical_zones"].get<uint64_t>(),
-               out["block_map"]["stale_pages"].get<uint64_t>());
+    if (out.contains("block_map")) {
+      fmt::print("block mapping    {}, {} of {} physical zones free, {} pages awaiting erase\n",
+                 out["block_map"]["mapping"].get<std::string>(),
+                 out["block_map"]["free_physical_zones"].get<uint64_t>(),
+                 out["block_map"]["physical_zones"].get<uint64_t>(),
+                 out["block_map"]["stale_pages"].get<uint64_t>());
+    }
+    if (out.contains("ftl")) {
+      const Json& f = out["ftl"];
+      fmt::print(
+          "ftl              {} of {} LBAs valid, {} free blocks, {} GC runs ({} LBAs moved)\n",
+          f["valid_lbas"].get<uint64_t>(), f["host_lbas"].get<uint64_t>(),
+          f["free_blocks"].get<uint64_t>(), f["gc_runs"].get<uint64_t>(),
+          f["gc_moved_lbas"].get<uint64_t>());
+    }
     return;
   }
   if (r.command == "report") {
@@ -432,8 +478,10 @@ void print_human(const DeviceRequest& r, const Json& out) {
   } else if (r.command == "append") {
     std::string where =
         status == "SUCCESS" ? fmt::format(" at LBA {}", out["lba"].get<uint64_t>()) : "";
-    fmt::print("append zone {} +{}: {}{}{}\n", r.zone.value_or(0), r.blocks, status, where,
-               latency_text(out));
+    std::string reason =
+        out.contains("reason") ? " (" + out["reason"].get<std::string>() + ")" : "";
+    fmt::print("append zone {} +{}: {}{}{}{}\n", r.zone.value_or(0), r.blocks, status, where,
+               latency_text(out), reason);
   } else if (r.command == "read") {
     std::string verified;
     if (out.contains("verified"))
@@ -448,7 +496,7 @@ void print_human(const DeviceRequest& r, const Json& out) {
 int run_device_command(const DeviceRequest& r) {
   auto session = open_session(r.image);
   if (!session) return bad_input(session.error());
-  if (auto problem = validate_request(*(*session)->device, r)) return bad_input(*problem);
+  if (auto problem = validate_request(**session, r)) return bad_input(*problem);
   Json out;
   int code = execute_request(**session, r, out);
   if (code == kExitBadInput) return bad_input(out.value("error", "bad input"));
@@ -467,18 +515,60 @@ int run_device_command(const DeviceRequest& r) {
   return code;
 }
 
+namespace {
+
+// The metadata a block-interface image needs, estimated from the flash
+// before any map is built: 4 bytes per host LBA for the map, about 25 per
+// flash block (FTL block record, erase count, list entry), 29 per zone.
+std::optional<std::string> block_image_too_large(const Config& c) {
+  const FlashConfig& f = c.flash;
+  double blocks = static_cast<double>(f.channels) * static_cast<double>(f.dies_per_channel) *
+                  static_cast<double>(f.planes_per_die) * static_cast<double>(f.blocks_per_plane);
+  double slots = blocks * static_cast<double>(f.pages_per_block) *
+                 static_cast<double>(f.page_size_bytes / c.host.lba_size_bytes);
+  double host_lbas =
+      slots * 10'000.0 / (10'000.0 + static_cast<double>(c.block.overprovisioning_bp));
+  double zones =
+      host_lbas /
+      std::max(1.0, static_cast<double>(c.zns.zone_capacity_bytes / c.host.lba_size_bytes));
+  double needed = 4 * host_lbas + 25 * blocks + 29 * zones;
+  if (needed <= static_cast<double>(Image::kSlotBytesMax)) return std::nullopt;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  return fmt::format(
+      "a block-interface image of this device needs about {:.1f} GiB of metadata for its FTL map "
+      "({} LBAs); an image holds at most {} (use a smaller flash or a larger host.lba_size)",
+      needed / kGiB, static_cast<uint64_t>(std::min(host_lbas, 1e18)),
+      format_size(Image::kSlotBytesMax));
+}
+
+}  // namespace
+
 int run_create(const std::string& image, const ConfigOptions& options, bool force, bool json) {
+  auto unchecked = resolve_config(options, false);
+  if (!unchecked) return bad_input(unchecked.error());
+  if (unchecked->interface == "block" && unchecked->host.lba_size_bytes != 0) {
+    if (auto problem = block_image_too_large(*unchecked)) return bad_input(*problem);
+  }
   auto config = resolve_config(options);
   if (!config) return bad_input(config.error());
   Config c = *config;
   if (c.store.backing.empty()) c.store.backing = "file";
   Simulator sim;
   std::unique_ptr<Backing> scratch = make_none_backing();
-  auto device = make_zns_device(c, sim, std::move(scratch));
-  if (!device) return bad_input(device.error());
   ImageState state;
-  (*device)->export_state(state);
-  const DeviceInfo& info = (*device)->info();
+  std::unique_ptr<ModeledDevice> device;
+  if (c.interface == "block") {
+    auto conv = make_conv_device(c, sim, std::move(scratch));
+    if (!conv) return bad_input(conv.error());
+    (*conv)->export_state(state);
+    device = std::move(conv).value();
+  } else {
+    auto zns = make_zns_device(c, sim, std::move(scratch));
+    if (!zns) return bad_input(zns.error());
+    (*zns)->export_state(state);
+    device = std::move(zns).value();
+  }
+  const DeviceInfo& info = device->info();
   uint64_t data_bytes = c.store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
   auto created = Image::create(image, state, data_bytes, force);
   if (!created) return bad_input(created.error());
@@ -542,7 +632,7 @@ int run_batch(const std::string& image) {
   auto session = open_session(image);
   if (!session) return bad_input(session.error());
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (auto problem = validate_request(*(*session)->device, requests[i])) {
+    if (auto problem = validate_request(**session, requests[i])) {
       return bad_input(
           fmt::format("batch command {} ({}): {}", i + 1, requests[i].command, *problem));
     }

@@ -33,7 +33,7 @@ void add_device_commands(CLI::App& app, DeviceRequest& request, bool with_image)
 bool is_device_command(const std::string& name);
 
 // Checks a request against the device before it runs; the problem, if any.
-std::optional<std::string> validate_request(const ZnsDevice& device, const DeviceRequest& request);
+std::optional<std::string> validate_request(const Session& session, const DeviceRequest& request);
 // Runs a request on an open session; fills `out` (JSON) and returns the exit
 // code. Bad input inside the request (a zone number out of range) returns
 // kExitBadInput with the message in out["error"].

@@ -20,8 +20,8 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   const ZnsConfig& z = c.zns;
   if (c.interface != "zns") {
     return Error{fmt::format(
-        "interface '{}' has no zones to lay out; device images, zone commands and interference "
-        "runs take interface = \"zns\" (the block interface runs in bench and experiments)",
+        "interface '{}' has no zone layout (the block interface's zones are a view over its "
+        "FTL); interference runs take interface = \"zns\"",
         c.interface)};
   }
   if (f.channels == 0 || f.dies_per_channel == 0 || f.planes_per_die == 0 ||
