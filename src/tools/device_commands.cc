@@ -63,12 +63,16 @@ bool check_blocks(const ModeledDevice& device, uint64_t blocks, Json& out) {
 void zone_counts(const ModeledDevice& device, Json& j) {
   const DeviceInfo& info = device.info();
   std::array<uint64_t, kZoneStateCount> counts{};
-  for (uint32_t z = 0; z < info.zone_count; ++z)
-    ++counts[static_cast<size_t>(device.zone(z).state)];
-  auto count = [&](ZoneState s) { return counts[static_cast<size_t>(s)]; };
-  uint64_t open = count(ZoneState::kImplicitlyOpened) + count(ZoneState::kExplicitlyOpened);
+  uint64_t open = 0;
+  uint64_t active = 0;
+  for (uint32_t z = 0; z < info.zone_count; ++z) {
+    ZoneState state = device.zone(z).state;
+    ++counts[static_cast<size_t>(state)];
+    if (zone_is_open(state)) ++open;
+    if (zone_is_active(state)) ++active;
+  }
   j["open_zones"] = open;
-  j["active_zones"] = open + count(ZoneState::kClosed);
+  j["active_zones"] = active;
   Json by_state = Json::object();
   for (int s = 0; s < kZoneStateCount; ++s) {
     by_state[std::string(zone_state_name(static_cast<ZoneState>(s)))] =
@@ -102,10 +106,6 @@ Json info_json(const Session& session) {
   j["max_active"] = info.max_active;
   j["zasl_lbas"] = info.zasl_lbas;
   zone_counts(device, j);
-  if (session.zns != nullptr) {
-    j["open_zones"] = session.zns->zones().open_count();
-    j["active_zones"] = session.zns->zones().active_count();
-  }
   const ImageState& state = session.image->state();
   const auto& erases = device.flash().erase_counts();
   uint64_t erase_total = 0;
