@@ -63,6 +63,11 @@ check "report" 0 "$Z" report dev.img --limit 3 --json
 expect "report" "[z['state'] for z in j['zones']]==['implicitly-opened','implicitly-opened','empty'] and j['zones'][0]['wp']==8"
 check "report filter" 0 "$Z" report dev.img --state empty --json
 expect "report filter" "len(j['zones'])==62"
+check "info with two open zones" 0 "$Z" info dev.img --json
+expect "open and active counts" "j['open_zones']==2 and j['active_zones']==2 and j['zones_by_state']['implicitly-opened']==2"
+check "close zone 1" 0 "$Z" zone dev.img close --zone 1 --json
+check "info with a closed zone" 0 "$Z" info dev.img --json
+expect "closed zone is active, not open" "j['open_zones']==1 and j['active_zones']==2 and j['zones_by_state']['closed']==1"
 check "finish" 0 "$Z" zone dev.img finish --zone 0 --json
 check "finished zone" 0 "$Z" report dev.img --limit 1 --json
 expect "finished zone wp" "j['zones'][0]['state']=='full' and j['zones'][0]['wp']==16384"
