@@ -48,6 +48,30 @@ Result<Config> resolve_config(const ConfigOptions& options, bool check) {
   return config;
 }
 
+Outcome make_session_device(Session& session, const Config& config,
+                            std::unique_ptr<Backing> backing) {
+  if (config.interface == "block") {
+    auto device = make_conv_device(config, session.sim, std::move(backing));
+    if (!device) return Error{device.error()};
+    session.conv = device->get();
+    session.device = std::move(device).value();
+  } else {
+    auto device = make_zns_device(config, session.sim, std::move(backing));
+    if (!device) return Error{device.error()};
+    session.zns = device->get();
+    session.device = std::move(device).value();
+  }
+  return {};
+}
+
+void export_session_state(const Session& session, ImageState& state) {
+  if (session.zns != nullptr) {
+    session.zns->export_state(state);
+  } else {
+    session.conv->export_state(state);
+  }
+}
+
 Result<std::unique_ptr<Session>> open_session(const std::string& path) {
   auto image = Image::open(path);
   if (!image) return Error{image.error()};
@@ -60,31 +84,17 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path) {
   if (state.config.store.backing == "file") {
     backing = session->image->file_backing(state.config.host.lba_size_bytes);
   }
-  Outcome imported;
-  if (state.config.interface == "block") {
-    auto device = make_conv_device(state.config, session->sim, std::move(backing));
-    if (!device) return Error{fmt::format("{}: {}", path, device.error())};
-    session->conv = device->get();
-    session->device = std::move(device).value();
-    imported = session->conv->import_state(state);
-  } else {
-    auto device = make_zns_device(state.config, session->sim, std::move(backing));
-    if (!device) return Error{fmt::format("{}: {}", path, device.error())};
-    session->zns = device->get();
-    session->device = std::move(device).value();
-    imported = session->zns->import_state(state);
-  }
+  auto made = make_session_device(*session, state.config, std::move(backing));
+  if (!made) return Error{fmt::format("{}: {}", path, made.error())};
+  Outcome imported = session->zns != nullptr ? session->zns->import_state(state)
+                                             : session->conv->import_state(state);
   if (!imported) return Error{fmt::format("{}: {}", path, imported.error())};
   return session;
 }
 
 Outcome save_session(Session& session) {
   ImageState state;
-  if (session.zns != nullptr) {
-    session.zns->export_state(state);
-  } else {
-    session.conv->export_state(state);
-  }
+  export_session_state(session, state);
   return session.image->save(state);
 }
 

@@ -51,6 +51,12 @@ struct Session {
     return zns != nullptr ? zns->backing().stores_data() : conv->backing().stores_data();
   }
 };
+// Builds the device the configuration's interface names into `session`
+// (`device` and the matching typed pointer).
+Outcome make_session_device(Session& session, const Config& config,
+                            std::unique_ptr<Backing> backing);
+// The session's device state, as an image keeps it.
+void export_session_state(const Session& session, ImageState& state);
 Result<std::unique_ptr<Session>> open_session(const std::string& path);
 // Writes the device state back into the image.
 Outcome save_session(Session& session);

@@ -553,22 +553,12 @@ int run_create(const std::string& image, const ConfigOptions& options, bool forc
   if (!config) return bad_input(config.error());
   Config c = *config;
   if (c.store.backing.empty()) c.store.backing = "file";
-  Simulator sim;
-  std::unique_ptr<Backing> scratch = make_none_backing();
+  Session session;
+  auto made = make_session_device(session, c, make_none_backing());
+  if (!made) return bad_input(made.error());
   ImageState state;
-  std::unique_ptr<ModeledDevice> device;
-  if (c.interface == "block") {
-    auto conv = make_conv_device(c, sim, std::move(scratch));
-    if (!conv) return bad_input(conv.error());
-    (*conv)->export_state(state);
-    device = std::move(conv).value();
-  } else {
-    auto zns = make_zns_device(c, sim, std::move(scratch));
-    if (!zns) return bad_input(zns.error());
-    (*zns)->export_state(state);
-    device = std::move(zns).value();
-  }
-  const DeviceInfo& info = device->info();
+  export_session_state(session, state);
+  const DeviceInfo& info = session.device->info();
   uint64_t data_bytes = c.store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
   auto created = Image::create(image, state, data_bytes, force);
   if (!created) return bad_input(created.error());
