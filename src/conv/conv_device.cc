@@ -67,10 +67,14 @@ ZoneDescriptor ConvDevice::zone(uint32_t index) const {
   d.start_lba = index * info_.zone_size_lbas;
   d.capacity_lbas = info_.zone_capacity_lbas;
   d.wp_lba = d.start_lba + wp_[index];
-  d.state = wp_[index] == 0                          ? ZoneState::kEmpty
-            : wp_[index] == info_.zone_capacity_lbas ? ZoneState::kFull
-                                                     : ZoneState::kImplicitlyOpened;
+  d.state = view_state(wp_[index]);
   return d;
+}
+
+ZoneState ConvDevice::view_state(uint64_t wp) const {
+  return wp == 0                          ? ZoneState::kEmpty
+         : wp == info_.zone_capacity_lbas ? ZoneState::kFull
+                                          : ZoneState::kImplicitlyOpened;
 }
 
 void ConvDevice::submit(Command& command) {
@@ -234,14 +238,10 @@ Outcome ConvDevice::import_state(const ImageState& state) {
     return Error{"corrupt image: erase counts do not match the flash geometry"};
   }
   // The zoned view keeps only write pointers; the state follows from them.
-  uint64_t cap = info_.zone_capacity_lbas;
   for (uint32_t i = 0; i < state.zones.size(); ++i) {
     const ImageZone& z = state.zones[i];
-    ZoneState want = z.wp == 0     ? ZoneState::kEmpty
-                     : z.wp == cap ? ZoneState::kFull
-                                   : ZoneState::kImplicitlyOpened;
-    if (z.wp > cap || z.state != static_cast<uint8_t>(want) || z.data_end != 0 ||
-        z.pages_programmed != 0 || z.open_seq != 0) {
+    if (z.wp > info_.zone_capacity_lbas || z.state != static_cast<uint8_t>(view_state(z.wp)) ||
+        z.data_end != 0 || z.pages_programmed != 0 || z.open_seq != 0) {
       return Error{fmt::format("corrupt image: zone {} has an impossible zoned-view state", i)};
     }
   }

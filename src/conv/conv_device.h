@@ -56,6 +56,8 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
     return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
   }
   void trim(uint64_t lba, uint64_t nlb);
+  // The zoned view's state of a zone with write pointer `wp` (zone-relative).
+  ZoneState view_state(uint64_t wp) const;
 
   Config config_;
   Simulator& sim_;
