@@ -47,6 +47,10 @@ std::string_view zone_state_name(ZoneState state);  // "implicitly-opened", ...
 std::optional<ZoneState> zone_state_from_name(std::string_view name);
 std::string_view zone_action_name(ZoneAction action);  // "open", ...
 std::optional<ZoneAction> zone_action_from_name(std::string_view name);
+// Implicitly or explicitly opened: the zone holds an open resource.
+bool zone_is_open(ZoneState state);
+// Opened or closed: the zone holds an active resource.
+bool zone_is_active(ZoneState state);
 
 class Command;
 

@@ -2,11 +2,12 @@
 // with values, not exceptions, so every parser returns one of these.
 #pragma once
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
@@ -42,15 +43,15 @@ class Result {
   bool ok() const { return value_.has_value(); }
   explicit operator bool() const { return ok(); }
   const T& value() const& {
-    assert(ok());
+    ZL_ASSERT(ok());
     return *value_;
   }
   T& value() & {
-    assert(ok());
+    ZL_ASSERT(ok());
     return *value_;
   }
   T&& value() && {
-    assert(ok());
+    ZL_ASSERT(ok());
     return std::move(*value_);
   }
   const T& operator*() const& { return value(); }

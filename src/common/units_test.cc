@@ -155,18 +155,10 @@ TEST(Units, AFractionOfTheBaseUnitIsRefusedNotRounded) {
   // "is not a whole number of bytes": a value that is not whole must not be
   // rounded to a neighbour, however close it is.
   for (const char* text : {"4096.001", "4096.0001KiB", "1.0000001KiB"}) {
-    if (parse_size_bytes(text).ok()) {
-      GTEST_SKIP() << "BUG: parse_size_bytes('" << text << "') rounds to "
-                   << *parse_size_bytes(text)
-                   << " instead of refusing a fraction of a byte (units.cc scale(): the "
-                      "whole-number tolerance is relative, 1e-6 of the value)";
-    }
+    EXPECT_FALSE(parse_size_bytes(text).ok()) << text;
   }
   for (const char* text : {"450.0001ns", "1000000.1ns"}) {
-    if (parse_time_ns(text).ok()) {
-      GTEST_SKIP() << "BUG: parse_time_ns('" << text << "') rounds to " << *parse_time_ns(text)
-                   << " instead of refusing a fraction of a nanosecond";
-    }
+    EXPECT_FALSE(parse_time_ns(text).ok()) << text;
   }
 }
 
@@ -202,10 +194,6 @@ TEST(Units, FormatRateWritesDecimalRatesAsTheyAreUsuallyWritten) {
   // multiples of 1 KiB, which must not win over the short decimal form.
   for (auto [value, text] : {std::pair<uint64_t, const char*>{1'200'000'000, "1.2GB/s"},
                              std::pair<uint64_t, const char*>{4'000'000'000, "4GB/s"}}) {
-    if (format_rate(value) != text) {
-      GTEST_SKIP() << "BUG: format_rate(" << value << ") = '" << format_rate(value)
-                   << "', expected '" << text << "' (units.h example)";
-    }
     EXPECT_EQ(format_rate(value), text);
   }
 }

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
@@ -49,7 +50,7 @@ ConvDevice::ConvDevice(const Config& config, uint64_t zone_capacity_lbas, Simula
       flash_(config.flash),
       ftl_(config, flash_),
       queue_(config.host.queue_depth) {
-  assert(backing_ != nullptr);
+  ZL_ASSERT(backing_ != nullptr);
   uint64_t zones = ftl_.lba_count() / zone_capacity_lbas;
   info_.interface = "block";
   info_.lba_size_bytes = config.host.lba_size_bytes;
@@ -78,7 +79,7 @@ ZoneState ConvDevice::view_state(uint64_t wp) const {
 }
 
 void ConvDevice::submit(Command& command) {
-  assert(command.sink != nullptr);
+  ZL_ASSERT(command.sink != nullptr);
   command.submit_ns = sim_.now_ns();
   if (queue_.offer(command)) admit(command);
 }
@@ -86,6 +87,30 @@ void ConvDevice::submit(Command& command) {
 void ConvDevice::admit(Command& command) {
   command.complete_ns = execute(command, sim_.now_ns() + config_.host.command_overhead_ns);
   sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+}
+
+Outcome ConvDevice::inject_zone(uint32_t, ZoneState) {
+  return Error{
+      "inject: a block-interface device has no zone states to change (interface = \"block\")"};
+}
+
+void ConvDevice::describe_state(nlohmann::ordered_json& out) const {
+  uint64_t free_blocks = 0;
+  for (uint32_t p = 0; p < flash_.planes(); ++p) free_blocks += ftl_.free_blocks(p);
+  const FtlCounters& c = ftl_.counters();
+  out["ftl"] = {{"host_lbas", ftl_.lba_count()},    {"valid_lbas", ftl_.valid_lbas()},
+                {"free_blocks", free_blocks},       {"gc_runs", c.gc_runs},
+                {"gc_moved_lbas", c.gc_moved_lbas}, {"trimmed_lbas", c.trimmed_lbas}};
+}
+
+void ConvDevice::describe_run(nlohmann::ordered_json& out) const {
+  const FtlCounters& f = ftl_.counters();
+  uint64_t lba = info_.lba_size_bytes;
+  out["ftl"] = {{"gc_victims", f.gc_runs},
+                {"gc_moved_bytes", f.gc_moved_lbas * lba},
+                {"trimmed_bytes", f.trimmed_lbas * lba},
+                {"valid_bytes", ftl_.valid_lbas() * lba},
+                {"host_capacity_bytes", info_.capacity_lbas * lba}};
 }
 
 void ConvDevice::on_event(uint64_t tag) {

@@ -15,8 +15,10 @@
 #include <memory>
 #include <vector>
 
+#include "controller/host_link.h"
+#include "controller/modeled_device.h"
+#include "controller/submission_queue.h"
 #include "conv/ftl.h"
-#include "flash/host_interface.h"
 #include "sim/simulator.h"
 #include "store/backing.h"
 
@@ -36,17 +38,21 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   const HostCounters& counters() const override { return counters_; }
   void reset_stats() override;
   const Ftl& ftl() const { return ftl_; }
-  const Backing& backing() const { return *backing_; }
-  uint64_t lifetime_write_bytes() const { return lifetime_write_bytes_; }
-  uint64_t lifetime_read_bytes() const { return lifetime_read_bytes_; }
-  uint64_t lifetime_commands() const { return lifetime_commands_; }
+  const Backing& backing() const override { return *backing_; }
+  Outcome inject_zone(uint32_t zone, ZoneState state) override;
+  void describe_state(nlohmann::ordered_json& out) const override;
+  void describe_run(nlohmann::ordered_json& out) const override;
+  void describe_zone(uint32_t, nlohmann::ordered_json&) const override {}
+  LifetimeCounters lifetime() const override {
+    return {lifetime_write_bytes_, lifetime_read_bytes_, lifetime_commands_};
+  }
 
   // The device's persistent state for an image: the zoned view as zones
   // (state and write pointer), erase counts, lifetime counters and the FTL.
   // import_state refuses, changing nothing, a state this configuration
   // could not have produced.
-  void export_state(ImageState& state) const;
-  Outcome import_state(const ImageState& state);
+  void export_state(ImageState& state) const override;
+  Outcome import_state(const ImageState& state) override;
 
  private:
   void on_event(uint64_t tag) override;

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "workload/device_factory.h"
+#include "stack/device_factory.h"
 #include "workload/runner.h"
 
 namespace zonelab {

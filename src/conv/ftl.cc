@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 namespace {
@@ -61,7 +62,7 @@ Ftl::Ftl(const Config& c, Flash& flash)
       cost_benefit_(c.block.gc == "cost-benefit"),
       lba_bytes_(c.host.lba_size_bytes) {
   auto host = host_lbas(c);
-  assert(host.ok());
+  ZL_ASSERT(host.ok());
   l2p_.assign(*host, kUnmapped);
   p2l_.assign(static_cast<size_t>(plane_count_) * blocks_ * pages_ * lbas_per_page_, kUnmapped);
   block_.resize(static_cast<size_t>(plane_count_) * blocks_);
@@ -117,7 +118,7 @@ uint64_t Ftl::program(uint32_t owner, uint32_t plane, uint32_t opener, uint64_t 
                       FlashCause cause) {
   bool copyback = cause == FlashCause::kGc;
   int64_t b = open_block(plane, opener);
-  assert(b >= 0);
+  ZL_ASSERT(b >= 0);
   Block& block = block_[block_index(plane, static_cast<uint32_t>(b))];
   uint32_t page = block.next_page++;
   uint64_t done = copyback ? flash_.copyback_program(plane, ready_ns, cause)
@@ -126,7 +127,7 @@ uint64_t Ftl::program(uint32_t owner, uint32_t plane, uint32_t opener, uint64_t 
       ((static_cast<uint64_t>(plane) * blocks_ + static_cast<uint64_t>(b)) * pages_ + page) *
       lbas_per_page_);
   auto& lbas = buffers_[owner].lbas;
-  assert(lbas.size() >= lbas_per_page_);
+  ZL_ASSERT(lbas.size() >= lbas_per_page_);
   for (uint32_t j = 0; j < lbas_per_page_; ++j) {
     l2p_[lbas[j]] = first + j;
     p2l_[first + j] = lbas[j];
@@ -160,14 +161,14 @@ uint32_t Ftl::next_plane(uint32_t stream) {
     best = turn;
     best_free_at = free_at;
   }
-  assert(best >= 0 && "every plane is out of blocks despite the reserve");
+  ZL_ASSERT(best >= 0 && "every plane is out of blocks despite the reserve");
   auto turn = static_cast<uint32_t>(std::max<int64_t>(best, 0));
   cursor_[stream] = (turn + 1) % plane_count_;
   return plane_order_[turn];
 }
 
 uint64_t Ftl::write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_ns) {
-  assert(lba + nlb <= l2p_.size() && stream < streams_);
+  ZL_ASSERT(lba + nlb <= l2p_.size() && stream < streams_);
   uint64_t done = ready_ns;
   for (uint32_t i = 0; i < nlb; ++i) {
     unmap(lba + i);
@@ -228,7 +229,7 @@ uint64_t Ftl::collect(uint32_t plane, uint64_t ready_ns) {
       read_done = std::max(read_done, flash_.copyback_read(plane, ready_ns));
     }
     Block& block = block_[block_index(plane, vb)];
-    assert(block.valid == 0);
+    ZL_ASSERT(block.valid == 0);
     done = std::max(done, flash_.erase(plane, vb, read_done, FlashCause::kGc));
     block.state = BlockState::kFree;
     planes_[plane].free.push_back(vb);
@@ -241,7 +242,7 @@ uint64_t Ftl::collect(uint32_t plane, uint64_t ready_ns) {
 }
 
 uint64_t Ftl::read(uint64_t lba, uint32_t nlb, uint64_t ready_ns) {
-  assert(lba + nlb <= l2p_.size());
+  ZL_ASSERT(lba + nlb <= l2p_.size());
   uint64_t done = ready_ns;
   for (uint32_t i = 0; i < nlb;) {
     uint32_t v = l2p_[lba + i];
@@ -263,7 +264,7 @@ uint64_t Ftl::read(uint64_t lba, uint32_t nlb, uint64_t ready_ns) {
 }
 
 void Ftl::trim(uint64_t lba, uint64_t nlb) {
-  assert(lba + nlb <= l2p_.size());
+  ZL_ASSERT(lba + nlb <= l2p_.size());
   for (uint64_t i = 0; i < nlb; ++i) {
     if (l2p_[lba + i] == kUnmapped) continue;
     unmap(lba + i);

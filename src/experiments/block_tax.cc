@@ -18,9 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv_device.h"
 #include "experiments/experiment.h"
-#include "workload/device_factory.h"
+#include "stack/stack.h"
 #include "workload/runner.h"
 
 namespace zonelab {
@@ -126,13 +125,12 @@ Result<std::vector<OverwriteRun>> overwrite_runs(const RunOptions& options) {
     options.report(fmt::format("overwrite_throughput: {}", setup.name));
     auto config = setup_config(setup);
     if (!config) return Error{config.error()};
-    Simulator sim;
-    auto device = make_device(*config, sim);
-    if (!device) return Error{device.error()};
+    auto stack = Stack::make(*config);
+    if (!stack) return Error{stack.error()};
     JobSpec job = writers("overwrite");
     job.size_percent = options.quick ? 200 : 400;
     job.log_interval_ns = 1'000'000'000;
-    RunResult result = run_jobs(**device, sim, {job}, config->seed);
+    RunResult result = run_jobs((*stack)->device(), (*stack)->sim(), {job}, config->seed);
     const JobResult& r = result.jobs[0];
     if (r.errors != 0) return Error{fmt::format("{}: {}", setup.name, r.first_error)};
     OverwriteRun run;
@@ -145,11 +143,13 @@ Result<std::vector<OverwriteRun>> overwrite_runs(const RunOptions& options) {
     for (size_t i = from; i < whole; ++i) sum += static_cast<double>(run.bw_log[i]);
     run.steady_MiBps = mib_per_s(sum / static_cast<double>(whole - from) * 1e9 /
                                  static_cast<double>(run.interval_ns));
-    const Flash& flash = (*device)->flash();
-    for (uint64_t pages : flash.counters().program_pages) {
-      run.flash_bytes += pages * flash.page_size_bytes();
-    }
-    run.host_bytes = (*device)->counters().host_write_bytes;
+    (*stack)->inspect([&run](const ModeledDevice& device) {
+      const Flash& flash = device.flash();
+      for (uint64_t pages : flash.counters().program_pages) {
+        run.flash_bytes += pages * flash.page_size_bytes();
+      }
+      run.host_bytes = device.counters().host_write_bytes;
+    });
     run.write_amplification =
         static_cast<double>(run.flash_bytes) / static_cast<double>(run.host_bytes);
     runs.push_back(std::move(run));
@@ -236,9 +236,8 @@ Result<std::vector<RatePoint>> rate_sweep(const RunOptions& options) {
       options.report(fmt::format("rate_sweep: {} at {} MiB/s", setups()[s].name, target));
       auto config = setup_config(setups()[s]);
       if (!config) return Error{config.error()};
-      Simulator sim;
-      auto device = make_device(*config, sim);
-      if (!device) return Error{device.error()};
+      auto stack = Stack::make(*config);
+      if (!stack) return Error{stack.error()};
       // Steady state first: the device filled and overwritten once.
       JobSpec precondition = writers("precondition");
       precondition.size_percent = options.quick ? 120 : 200;
@@ -260,9 +259,9 @@ Result<std::vector<RatePoint>> rate_sweep(const RunOptions& options) {
         reads.stonewall = false;  // beside the writes
       }
       jobs.push_back(reads);
-      auto checked = check_jobs(jobs, (*device)->info());
+      auto checked = check_jobs(jobs, (*stack)->info());
       if (!checked) return Error{checked.error()};
-      RunResult result = run_jobs(**device, sim, jobs, config->seed);
+      RunResult result = run_jobs((*stack)->device(), (*stack)->sim(), jobs, config->seed);
       for (const JobResult& r : result.jobs) {
         if (r.errors != 0) return Error{fmt::format("{}: {}", setups()[s].name, r.first_error)};
       }
@@ -395,10 +394,9 @@ Result<ExperimentResult> run_capacity_and_wa(const RunOptions& options) {
   for (size_t s = 0; s < setups().size(); ++s) {
     auto config = setup_config(setups()[s]);
     if (!config) return Error{config.error()};
-    Simulator sim;
-    auto device = make_device(*config, sim);
-    if (!device) return Error{device.error()};
-    const DeviceInfo& info = (*device)->info();
+    auto stack = Stack::make(*config);
+    if (!stack) return Error{stack.error()};
+    const DeviceInfo& info = (*stack)->info();
     const FlashConfig& f = config->flash;
     double flash = static_cast<double>(f.channels * f.dies_per_channel * f.planes_per_die *
                                        f.blocks_per_plane * f.pages_per_block * f.page_size_bytes);

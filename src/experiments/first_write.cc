@@ -8,21 +8,13 @@
 #include <memory>
 #include <numeric>
 
-#include "sim/simulator.h"
-#include "zns/zns_device.h"
+#include "stack/stack.h"
 
 namespace zonelab {
 namespace {
 
-class Sink final : public CompletionSink {
- public:
-  void on_complete(Command&) override {}
-};
-
 struct Rig {
-  Simulator sim;
-  Sink sink;
-  std::unique_ptr<ZnsDevice> device;
+  std::unique_ptr<Stack> stack;
 
   // Runs one command alone, the device to idle; its latency.
   Result<uint64_t> run(Opcode opcode, uint64_t slba, uint64_t nlb,
@@ -32,9 +24,8 @@ struct Rig {
     c.action = action;
     c.slba = slba;
     c.nlb = static_cast<uint32_t>(nlb);
-    c.sink = &sink;
-    device->submit(c);
-    sim.run();
+    stack->io().submit_wait(c);
+    stack->drive();
     if (c.status != Status::kSuccess) {
       std::string_view what =
           opcode == Opcode::kZoneManagementSend ? zone_action_name(action) : opcode_name(opcode);
@@ -44,24 +35,27 @@ struct Rig {
   }
 
   uint64_t erases() const {
-    const auto& counts = device->flash().counters().erases;
-    return std::accumulate(counts.begin(), counts.end(), uint64_t{0});
+    uint64_t total = 0;
+    stack->inspect([&total](const ModeledDevice& device) {
+      const auto& counts = device.flash().counters().erases;
+      total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
+    });
+    return total;
+  }
+
+  // The block map as the device describes it (info's "block_map").
+  nlohmann::ordered_json block_map() const {
+    nlohmann::ordered_json state;
+    stack->inspect([&state](const ModeledDevice& device) { device.describe_state(state); });
+    return state["block_map"];
+  }
+
+  nlohmann::ordered_json zone_detail(uint32_t zone) const {
+    nlohmann::ordered_json detail;
+    stack->inspect([&](const ModeledDevice& device) { device.describe_zone(zone, detail); });
+    return detail;
   }
 };
-
-// Lazy mapping: the free physical zones that hold no old data.
-uint32_t clean_free_slots(const BlockMap& map) {
-  if (!map.lazy()) return 0;
-  std::vector<bool> mapped(map.slot_count(), false);
-  for (uint32_t slot : map.slots_of_zones()) {
-    if (slot != BlockMap::kUnmapped) mapped[slot] = true;
-  }
-  uint32_t clean = 0;
-  for (uint32_t s = 0; s < map.slot_count(); ++s) {
-    if (!mapped[s] && map.slot(s).stale_pages == 0) ++clean;
-  }
-  return clean;
-}
 
 }  // namespace
 
@@ -73,14 +67,14 @@ uint64_t nearest_rank_percentile(std::vector<uint64_t> values, double p) {
 }
 
 Result<FirstWriteRun> measure_first_writes(const Config& config, const FirstWriteSpec& spec) {
-  Rig rig;
-  auto made = make_zns_device(config, rig.sim);
+  if (config.interface != "zns") return Error{"first write: a ZNS device is measured"};
+  auto made = Stack::make(config);
   if (!made) return Error{made.error()};
-  rig.device = std::move(made).value();
-  const ZoneLayout& layout = rig.device->layout();
-  const uint64_t page_lbas = layout.lbas_per_page();
-  const uint64_t capacity_lbas = layout.zone_capacity_lbas();
-  const uint64_t zone_lbas = rig.device->info().zone_size_lbas;
+  Rig rig{std::move(made).value()};
+  const DeviceInfo& info = rig.stack->info();
+  const uint64_t page_lbas = config.flash.page_size_bytes / info.lba_size_bytes;
+  const uint64_t capacity_lbas = info.zone_capacity_lbas;
+  const uint64_t zone_lbas = info.zone_size_lbas;
   if (capacity_lbas % page_lbas != 0) {
     return Error{"first write: the zone capacity is not a whole number of flash pages"};
   }
@@ -89,13 +83,13 @@ Result<FirstWriteRun> measure_first_writes(const Config& config, const FirstWrit
     return Error{fmt::format("first write: a zone of {} pages has no room for two samples of {}",
                              pages, spec.sample_pages)};
   }
-  const uint64_t bulk_lbas = std::max(page_lbas, layout.zasl_lbas() / page_lbas * page_lbas);
+  const uint64_t bulk_lbas = std::max(page_lbas, info.zasl_lbas / page_lbas * page_lbas);
 
   FirstWriteRun run;
-  run.zones = layout.zone_count();
-  run.physical_zones = rig.device->block_map().slot_count();
-  run.page_bytes = page_lbas * layout.lba_size_bytes();
-  run.bulk_write_bytes = bulk_lbas * layout.lba_size_bytes();
+  run.zones = info.zone_count;
+  run.physical_zones = rig.block_map()["physical_zones"].get<uint32_t>();
+  run.page_bytes = page_lbas * info.lba_size_bytes;
+  run.bulk_write_bytes = bulk_lbas * info.lba_size_bytes;
   const bool sequential = spec.workload == FillWorkload::kSequentialFill;
   const uint32_t fills =
       spec.fills != 0 ? spec.fills : 2 * (sequential ? run.zones : run.physical_zones);
@@ -117,8 +111,7 @@ Result<FirstWriteRun> measure_first_writes(const Config& config, const FirstWrit
     fill.zone = zone;
     fill.reset_ns = reset_ns[zone];
     reset_ns[zone] = 0;
-    const BlockMap& map = rig.device->block_map();
-    fill.clean_free_physical_zones = clean_free_slots(map);
+    fill.clean_free_physical_zones = rig.block_map()["clean_free_physical_zones"].get<uint32_t>();
 
     const uint64_t start = zone * zone_lbas;
     const uint64_t erases_before = rig.erases();
@@ -130,7 +123,8 @@ Result<FirstWriteRun> measure_first_writes(const Config& config, const FirstWrit
         if (p == 0) {
           fill.first_write_ns = *latency;
           fill.first_write_erases = rig.erases() - erases_before;
-          fill.physical_zone = map.slot_of(zone);
+          const auto physical = rig.zone_detail(zone)["physical_zone"];
+          fill.physical_zone = physical.is_null() ? UINT32_MAX : physical.get<uint32_t>();
         } else {
           others.push_back(*latency);
         }
@@ -150,14 +144,16 @@ Result<FirstWriteRun> measure_first_writes(const Config& config, const FirstWrit
     fill.other_writes = others.size();
     fill.other_p95_ns = nearest_rank_percentile(others, 95);
     run.other_write_ns.insert(run.other_write_ns.end(), others.begin(), others.end());
-    const std::vector<uint32_t>& wear = rig.device->flash().erase_counts();
-    auto [least, most] = std::minmax_element(wear.begin(), wear.end());
-    fill.erase_min = *least;
-    fill.erase_max = *most;
+    rig.stack->inspect([&fill](const ModeledDevice& device) {
+      const std::vector<uint32_t>& wear = device.flash().erase_counts();
+      auto [least, most] = std::minmax_element(wear.begin(), wear.end());
+      fill.erase_min = *least;
+      fill.erase_max = *most;
+    });
     run.fills.push_back(fill);
   }
   run.erases = rig.erases();
-  run.virtual_time_ns = rig.sim.now_ns();
+  run.virtual_time_ns = rig.stack->sim().now_ns();
   return run;
 }
 

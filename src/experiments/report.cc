@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <optional>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 namespace {
@@ -131,7 +132,7 @@ void append_grid(std::string& md, const ExperimentResult& result) {
 }  // namespace
 
 std::string format_number(double value) {
-  assert(std::isfinite(value));
+  ZL_ASSERT(std::isfinite(value));
   std::string text = fmt::format("{:.6g}", value);
   if (text.find('e') == std::string::npos) return text;
   // Very small or large magnitudes: plain digits read better in a table.

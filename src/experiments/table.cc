@@ -3,19 +3,20 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
 #include <cmath>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
 Table::Table(std::vector<std::string> columns) : columns_(std::move(columns)) {
-  assert(!columns_.empty());
+  ZL_ASSERT(!columns_.empty());
 }
 
 void Table::add_row(std::vector<Cell> row) {
-  assert(row.size() == columns_.size());
+  ZL_ASSERT(row.size() == columns_.size());
   for ([[maybe_unused]] const Cell& cell : row) {
-    assert(!std::holds_alternative<double>(cell) || std::isfinite(std::get<double>(cell)));
+    ZL_ASSERT(!std::holds_alternative<double>(cell) || std::isfinite(std::get<double>(cell)));
   }
   rows_.push_back(std::move(row));
 }

@@ -2,7 +2,8 @@
 #include "flash/flash.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
@@ -20,8 +21,8 @@ Flash::Flash(const FlashConfig& config)
       plane_(static_cast<size_t>(channels_) * dies_per_channel_ * planes_per_die_),
       die_busy_(static_cast<size_t>(channels_) * dies_per_channel_),
       erase_counts_(plane_.size() * blocks_per_plane_, 0) {
-  assert(channels_ > 0 && dies_per_channel_ > 0 && planes_per_die_ > 0);
-  assert(page_size_bytes_ > 0);
+  ZL_ASSERT(channels_ > 0 && dies_per_channel_ > 0 && planes_per_die_ > 0);
+  ZL_ASSERT(page_size_bytes_ > 0);
 }
 
 uint64_t Flash::transfer_ns(uint64_t bytes) const {
@@ -31,8 +32,8 @@ uint64_t Flash::transfer_ns(uint64_t bytes) const {
 }
 
 uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
-  assert(plane < plane_.size());
-  assert(bytes > 0 && bytes <= page_size_bytes_);
+  ZL_ASSERT(plane < plane_.size());
+  ZL_ASSERT(bytes > 0 && bytes <= page_size_bytes_);
   uint64_t sensed = plane_[plane].reserve(ready_ns, read_ns_);
   die_busy_[die_of_plane(plane)].add(sensed - read_ns_, sensed);
   uint64_t done = channel_[channel_of_plane(plane)].reserve(sensed, transfer_ns(bytes));
@@ -42,7 +43,7 @@ uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
 }
 
 uint64_t Flash::program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
-  assert(plane < plane_.size());
+  ZL_ASSERT(plane < plane_.size());
   uint64_t loaded = channel_[channel_of_plane(plane)].reserve(ready_ns, transfer_page_ns_);
   uint64_t done = plane_[plane].reserve(loaded, program_ns_);
   die_busy_[die_of_plane(plane)].add(done - program_ns_, done);
@@ -51,8 +52,8 @@ uint64_t Flash::program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
 }
 
 uint64_t Flash::erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCause cause) {
-  assert(plane < plane_.size());
-  assert(block < blocks_per_plane_);
+  ZL_ASSERT(plane < plane_.size());
+  ZL_ASSERT(block < blocks_per_plane_);
   uint64_t done = plane_[plane].reserve(ready_ns, erase_ns_);
   die_busy_[die_of_plane(plane)].add(done - erase_ns_, done);
   ++erase_counts_[static_cast<size_t>(plane) * blocks_per_plane_ + block];
@@ -61,7 +62,7 @@ uint64_t Flash::erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCa
 }
 
 uint64_t Flash::copyback_read(uint32_t plane, uint64_t ready_ns) {
-  assert(plane < plane_.size());
+  ZL_ASSERT(plane < plane_.size());
   uint64_t done = plane_[plane].reserve(ready_ns, read_ns_);
   die_busy_[die_of_plane(plane)].add(done - read_ns_, done);
   ++counters_.read_pages;
@@ -69,7 +70,7 @@ uint64_t Flash::copyback_read(uint32_t plane, uint64_t ready_ns) {
 }
 
 uint64_t Flash::copyback_program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
-  assert(plane < plane_.size());
+  ZL_ASSERT(plane < plane_.size());
   uint64_t done = plane_[plane].reserve(ready_ns, program_ns_);
   die_busy_[die_of_plane(plane)].add(done - program_ns_, done);
   ++counters_.program_pages[static_cast<size_t>(cause)];
@@ -85,7 +86,7 @@ uint64_t Flash::drained_at_ns() const {
 
 void Flash::restore_free_at_ns(const std::vector<uint64_t>& planes,
                                const std::vector<uint64_t>& channels) {
-  assert(planes.size() == plane_.size() && channels.size() == channel_.size());
+  ZL_ASSERT(planes.size() == plane_.size() && channels.size() == channel_.size());
   for (size_t i = 0; i < plane_.size(); ++i) plane_[i].set_free_at_ns(planes[i]);
   for (size_t i = 0; i < channel_.size(); ++i) channel_[i].set_free_at_ns(channels[i]);
 }

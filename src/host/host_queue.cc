@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <deque>
 
 #include "host/mq_deadline.h"
 #include "host/zinc.h"
+#include "zonelab/assert.h"
 
 namespace zonelab {
 namespace {
@@ -50,7 +50,7 @@ HostQueue::HostQueue(Device& device, Simulator& sim, std::unique_ptr<Scheduler> 
       tags_(std::max<uint64_t>(1, tags)) {}
 
 void HostQueue::submit(Command& command) {
-  assert(command.sink != nullptr);
+  ZL_ASSERT(command.sink != nullptr);
   owners_[&command] = Owner{command.sink, sim_.now_ns()};
   ++counters_.submitted;
   scheduler_->insert(command, sim_.now_ns());
@@ -83,7 +83,7 @@ void HostQueue::on_event(uint64_t tag) {
 
 void HostQueue::on_complete(Command& command) {
   auto it = owners_.find(&command);
-  assert(it != owners_.end());
+  ZL_ASSERT(it != owners_.end());
   Owner owner = it->second;
   owners_.erase(it);
   --inflight_;

@@ -3,7 +3,7 @@
 // arrival (for expiry) and a tree by LBA (for batches in LBA order).
 #include "host/mq_deadline.h"
 
-#include <cassert>
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
@@ -60,7 +60,7 @@ Command* MqDeadline::oldest(Dir dir) const {
 
 Command* MqDeadline::take(Command* c) {
   auto it = info_.find(c);
-  assert(it != info_.end());
+  ZL_ASSERT(it != info_.end());
   Dir dir = it->second.dir;
   sorted_[dir].erase(SortKey{c->slba, it->second.seq});
   fifo_[dir].erase(it->second.seq);

@@ -4,7 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
@@ -23,7 +24,7 @@ Outcome SoftFinish::check(const HostConfig& host, const DeviceInfo& info) {
 }
 
 void SoftFinish::start(uint32_t zone, Done done) {
-  assert(!busy_);
+  ZL_ASSERT(!busy_);
   ZoneDescriptor d = device_.zone(zone);
   busy_ = true;
   done_ = std::move(done);

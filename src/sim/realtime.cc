@@ -4,11 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "zonelab/assert.h"
 
 #if defined(__linux__)
 #include <pthread.h>
@@ -116,7 +117,7 @@ RealtimeDriver::RealtimeDriver(Device& device, Simulator& sim, const RealtimeOpt
       view_(*this),
       origin_virtual_ns_(sim.now_ns()),
       origin_wall_ns_(wall_now_ns()) {
-  assert(check_realtime_options(options).ok());
+  ZL_ASSERT(check_realtime_options(options).ok());
 }
 
 RealtimeDriver::~RealtimeDriver() { stop(); }
@@ -221,6 +222,21 @@ bool RealtimeDriver::submit_sync(Command& command) {
 
 void RealtimeDriver::View::submit(Command& command) {
   if (!driver_.submit_async(command)) misuse("a command the job engine submitted was refused");
+}
+
+ZoneDescriptor RealtimeDriver::View::zone(uint32_t index) const {
+  ZoneDescriptor d;
+  driver_.with_device([&] { d = driver_.device_.zone(index); });
+  return d;
+}
+
+void RealtimeDriver::with_device(const std::function<void()>& fn) const {
+  if (on_device_thread()) {
+    fn();
+    return;
+  }
+  std::lock_guard device(device_mutex_);
+  fn();
 }
 
 void RealtimeDriver::on_complete(Command& command) {
@@ -441,7 +457,7 @@ void RealtimeDriver::stop() {
   // Released callers may still be reading their tickets.
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [&] { return sync_callers_ == 0; });
-  assert(outstanding_ == 0 && inbox_head_ == nullptr);
+  ZL_ASSERT(outstanding_ == 0 && inbox_head_ == nullptr);
   stopped_ = true;
 }
 

@@ -54,6 +54,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -152,8 +153,14 @@ class RealtimeDriver final : private CompletionSink {
 
   // The device seen through the driver, for code that runs on the device
   // thread (the job engine inside run_until_idle): submit is submit_async;
-  // info and zone read the device.
+  // info reads the device and zone() reads it under the device lock.
   Device& device() { return view_; }
+
+  // Runs `fn` while no loop thread touches the device: on the device thread
+  // at once, on any other thread under the device lock (it waits for the
+  // event being run). `fn` may read the device and the simulator; it must not
+  // submit or wait for commands.
+  void with_device(const std::function<void()>& fn) const;
 
   // Refuses new commands, completes those accepted (see the top of this
   // file) and joins the loop threads. Idempotent; not from the device
@@ -192,7 +199,7 @@ class RealtimeDriver final : private CompletionSink {
     explicit View(RealtimeDriver& driver) : driver_(driver) {}
     void submit(Command& command) override;
     const DeviceInfo& info() const override { return driver_.device_.info(); }
-    ZoneDescriptor zone(uint32_t index) const override { return driver_.device_.zone(index); }
+    ZoneDescriptor zone(uint32_t index) const override;
 
    private:
     RealtimeDriver& driver_;
@@ -239,7 +246,7 @@ class RealtimeDriver final : private CompletionSink {
 
   std::mutex stop_mutex_;
   // The simulator and the device belong to the loop thread holding it.
-  std::mutex device_mutex_;
+  mutable std::mutex device_mutex_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;  // loop threads: an arrival, stop, an earlier event
   // wait_idle and stop: outstanding_ or sync_callers_ fell to 0.

@@ -2,13 +2,14 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
 void Simulator::schedule_at(uint64_t time_ns, EventHandler* handler, uint64_t tag) {
-  assert(handler != nullptr);
-  assert(time_ns >= now_ns_);
+  ZL_ASSERT(handler != nullptr);
+  ZL_ASSERT(time_ns >= now_ns_);
   heap_.push_back(Event{time_ns, next_seq_++, handler, tag});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
@@ -18,7 +19,7 @@ bool Simulator::step() {
   std::pop_heap(heap_.begin(), heap_.end(), later);
   Event event = heap_.back();
   heap_.pop_back();
-  assert(event.time_ns >= now_ns_);
+  ZL_ASSERT(event.time_ns >= now_ns_);
   now_ns_ = event.time_ns;
   ++events_run_;
   event.handler->on_event(event.tag);
@@ -35,7 +36,7 @@ void Simulator::run() {
 }
 
 void Simulator::advance_to(uint64_t time_ns) {
-  assert(time_ns >= now_ns_);
+  ZL_ASSERT(time_ns >= now_ns_);
   now_ns_ = time_ns;
 }
 

@@ -2,9 +2,10 @@
 // (image.cc) because it shares the image's file.
 #include "store/backing.h"
 
-#include <cassert>
 #include <cstring>
 #include <vector>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 namespace {
@@ -15,7 +16,7 @@ class NoneBacking final : public Backing {
   void write(uint64_t, uint32_t, const uint8_t*) override {}
   // Stored nothing, so there is nothing to read: the device fills zeros
   // itself when stores_data() is false and never calls this.
-  void read(uint64_t, uint32_t, uint8_t*) override { assert(false && "none backing read"); }
+  void read(uint64_t, uint32_t, uint8_t*) override { ZL_ASSERT(false && "none backing read"); }
   void discard(uint64_t, uint64_t) override {}
 };
 
@@ -34,7 +35,7 @@ class MemoryBacking final : public Backing {
     std::vector<uint8_t>& zone = zone_for(lba);
     uint8_t* dst = zone.data() + offset_bytes(lba);
     size_t bytes = nlb * lba_size_;
-    assert(offset_bytes(lba) + bytes <= zone.size());
+    ZL_ASSERT(offset_bytes(lba) + bytes <= zone.size());
     if (data != nullptr) {
       std::memcpy(dst, data, bytes);
     } else {
@@ -49,7 +50,7 @@ class MemoryBacking final : public Backing {
       std::memset(out, 0, bytes);
       return;
     }
-    assert(offset_bytes(lba) + bytes <= zone.size());
+    ZL_ASSERT(offset_bytes(lba) + bytes <= zone.size());
     std::memcpy(out, zone.data() + offset_bytes(lba), bytes);
   }
 

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +24,7 @@
 #include <string_view>
 #include <utility>
 
+#include "zonelab/assert.h"
 #include "zonelab/device.h"
 
 namespace zonelab {
@@ -156,23 +156,23 @@ class ByteReader {
   size_t remaining() const { return size_ - pos_; }
   bool has(uint64_t bytes) const { return bytes <= remaining(); }
   uint8_t u8() {
-    assert(has(1));
+    ZL_ASSERT(has(1));
     return data_[pos_++];
   }
   uint32_t u32() {
-    assert(has(4));
+    ZL_ASSERT(has(4));
     uint32_t value = load_u32(data_ + pos_);
     pos_ += 4;
     return value;
   }
   uint64_t u64() {
-    assert(has(8));
+    ZL_ASSERT(has(8));
     uint64_t value = load_u64(data_ + pos_);
     pos_ += 8;
     return value;
   }
   const uint8_t* take(uint64_t bytes) {
-    assert(has(bytes));
+    ZL_ASSERT(has(bytes));
     const uint8_t* p = data_ + pos_;
     pos_ += bytes;
     return p;
@@ -215,7 +215,7 @@ std::vector<uint8_t> encode_header(const Header& header) {
   writer.u64(header.slot_bytes);
   writer.u64(header.data_offset_bytes);
   writer.u64(header.data_bytes);
-  assert(out.size() == kHeaderFieldsBytes);
+  ZL_ASSERT(out.size() == kHeaderFieldsBytes);
   writer.u32(crc32c(out.data(), out.size()));
   out.resize(Image::kHeaderBytes, 0);
   return out;
@@ -580,7 +580,7 @@ Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, Imag
     case kSectionFtl:
       return decode_ftl(body, length, state);
   }
-  assert(false && "decode_section called with an unknown type");
+  ZL_ASSERT(false && "decode_section called with an unknown type");
   return Error{"internal: unknown section"};
 }
 
@@ -732,7 +732,7 @@ class MemorySource final : public ByteSource {
   MemorySource(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   uint64_t size() const override { return size_; }
   Outcome read(uint64_t offset, uint64_t bytes, uint8_t* out) override {
-    assert(offset <= size_ && bytes <= size_ - offset);
+    ZL_ASSERT(offset <= size_ && bytes <= size_ - offset);
     if (bytes > 0) std::memcpy(out, data_ + offset, bytes);
     return {};
   }
@@ -1177,7 +1177,7 @@ Outcome Image::load() {
 }
 
 Outcome Image::save(const ImageState& state) {
-  assert(fd_ >= 0);
+  ZL_ASSERT(fd_ >= 0);
   if (!data_error_.empty()) {
     return Error{fmt::format("{}: not saved: data I/O failed earlier ({})", path_, data_error_)};
   }
@@ -1203,8 +1203,8 @@ Outcome Image::save(const ImageState& state) {
 }
 
 std::unique_ptr<Backing> Image::file_backing(uint64_t lba_size_bytes) {
-  assert(fd_ >= 0);
-  assert(lba_size_bytes >= 512 && (lba_size_bytes & (lba_size_bytes - 1)) == 0);
+  ZL_ASSERT(fd_ >= 0);
+  ZL_ASSERT(lba_size_bytes >= 512 && (lba_size_bytes & (lba_size_bytes - 1)) == 0);
   return std::make_unique<FileBacking>(fd_, data_offset_bytes_, data_bytes_, lba_size_bytes,
                                        &data_error_);
 }
@@ -1239,7 +1239,7 @@ std::vector<uint8_t> Image::encode_metadata(const ImageState& state, uint64_t se
   writer.u64(sequence);
   writer.u64(payload.size());
   writer.u32(0);  // reserved
-  assert(slot.size() == kSlotChecksummedHeaderBytes);
+  ZL_ASSERT(slot.size() == kSlotChecksummedHeaderBytes);
   uint32_t crc = crc32c(payload.data(), payload.size(), crc32c(slot.data(), slot.size()));
   writer.u32(crc);
   writer.bytes(payload.data(), payload.size());

@@ -8,10 +8,7 @@
 #include <cmath>
 
 #include "common/units.h"
-#include "conv/conv_device.h"
-#include "host/host_queue.h"
 #include "sim/realtime.h"
-#include "workload/device_factory.h"
 #include "workload/runner.h"
 
 namespace zonelab::cli {
@@ -112,15 +109,7 @@ Json device_json(const ModeledDevice& device, uint64_t span_ns) {
   j["channel_busy"] = channels;
   j["die_busy"] = dies;
   j["implicit_closes"] = device.implicit_closes();
-  if (const auto* conv = dynamic_cast<const ConvDevice*>(&device)) {
-    const FtlCounters& f = conv->ftl().counters();
-    uint64_t lba = device.info().lba_size_bytes;
-    j["ftl"] = {{"gc_victims", f.gc_runs},
-                {"gc_moved_bytes", f.gc_moved_lbas * lba},
-                {"trimmed_bytes", f.trimmed_lbas * lba},
-                {"valid_bytes", conv->ftl().valid_lbas() * lba},
-                {"host_capacity_bytes", device.info().capacity_lbas * lba}};
-  }
+  device.describe_run(j);
   return j;
 }
 
@@ -286,28 +275,20 @@ int run_bench(const BenchOptions& o) {
     jobs.push_back(job);
   }
 
-  std::unique_ptr<Session> session;
-  std::unique_ptr<ModeledDevice> owned;  // a device without an image
+  StackOptions stack_options;
+  stack_options.scheduler = o.scheduler;
+  Result<std::unique_ptr<Stack>> opened = Error{""};
   if (!o.image.empty()) {
-    auto opened = open_session(o.image);
-    if (!opened) return bad_input(opened.error());
-    session = std::move(opened).value();
+    opened = Stack::open(o.image, stack_options);
   } else {
     auto config = resolve_config(o.config);
     if (!config) return bad_input(config.error());
-    session = std::make_unique<Session>();
-    auto device = make_device(*config, session->sim);
-    if (!device) return bad_input(device.error());
-    owned = std::move(device).value();
+    opened = Stack::make(*config, stack_options);
   }
-  ModeledDevice& device = owned ? *owned : *session->device;
-  auto checked = check_jobs(jobs, device.info());
+  if (!opened) return bad_input(opened.error());
+  Stack& stack = **opened;
+  auto checked = check_jobs(jobs, stack.info());
   if (!checked) return bad_input(checked.error());
-  HostConfig host = device.config().host;
-  if (!o.scheduler.empty()) host.scheduler = o.scheduler;
-  std::unique_ptr<HostQueue> host_queue;
-  auto target = with_scheduler(device, session->sim, host, host_queue);
-  if (!target) return bad_input(target.error());
   RealtimeOptions realtime;
   if (o.realtime) {
     auto parsed = realtime_options(o, jobs);
@@ -315,7 +296,7 @@ int run_bench(const BenchOptions& o) {
     realtime = *parsed;
   }
 
-  device.reset_stats();
+  stack.reset_stats();
   auto wall_start = std::chrono::steady_clock::now();
   auto last_report = wall_start;
   ProgressFn progress = [&](uint64_t virtual_ns, uint64_t commands) {
@@ -329,15 +310,16 @@ int run_bench(const BenchOptions& o) {
   };
   RunResult run;
   RealtimeStats realtime_stats;
+  uint64_t seed = stack.config().seed;
   if (o.realtime) {
     // The job engine runs on this thread, inside the driver's paced loop.
-    RealtimeDriver driver(**target, session->sim, realtime);
-    run = run_jobs(driver.device(), session->sim, jobs, device.config().seed, progress,
-                   [&driver] { driver.run_until_idle(); });
-    driver.stop();
-    realtime_stats = driver.stats();
+    std::unique_ptr<RealtimeDriver> driver = stack.pace(realtime);
+    run = run_jobs(driver->device(), stack.sim(), jobs, seed, progress,
+                   [&driver] { driver->run_until_idle(); });
+    driver->stop();
+    realtime_stats = driver->stats();
   } else {
-    run = run_jobs(**target, session->sim, jobs, device.config().seed, progress);
+    run = run_jobs(stack.device(), stack.sim(), jobs, seed, progress);
   }
   double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -353,22 +335,21 @@ int run_bench(const BenchOptions& o) {
   }
   if (!plan_error.empty() && first_status == Status::kSuccess) return bad_input(plan_error);
 
-  if (session->image) {
-    auto saved = save_session(*session);
-    if (!saved) {
-      fmt::print(stderr, "zonelab: error: saving {}: {}\n", o.image, saved.error());
-      return kExitInternal;
-    }
+  Outcome saved = stack.close();
+  if (!saved) {
+    fmt::print(stderr, "zonelab: error: saving {}: {}\n", o.image, saved.error());
+    return kExitInternal;
   }
   uint64_t span = run.end_ns - run.start_ns;
-  Json dev = device_json(device, span);
+  Json dev;
+  stack.inspect([&](const ModeledDevice& device) { dev = device_json(device, span); });
   if (o.json) {
     Json out = status_json(first_status);
     Json job_list = Json::array();
     for (const auto& r : run.jobs) job_list.push_back(job_json(r));
     out["jobs"] = job_list;
     out["device"] = dev;
-    out["scheduler"] = host.scheduler;
+    out["scheduler"] = stack.scheduler();
     out["virtual_time_ns"] = span;
     out["commands"] = run.commands;
     if (!o.no_wall_clock) {

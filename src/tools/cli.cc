@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "common/rng.h"
-#include "workload/device_factory.h"
+#include "stack/device_factory.h"
 
 namespace zonelab::cli {
 
@@ -46,75 +46,6 @@ Result<Config> resolve_config(const ConfigOptions& options, bool check) {
   auto checked = check_device_config(config);
   if (!checked) return Error{checked.error()};
   return config;
-}
-
-Outcome make_session_device(Session& session, const Config& config,
-                            std::unique_ptr<Backing> backing) {
-  if (config.interface == "block") {
-    auto device = make_conv_device(config, session.sim, std::move(backing));
-    if (!device) return Error{device.error()};
-    session.conv = device->get();
-    session.device = std::move(device).value();
-  } else {
-    auto device = make_zns_device(config, session.sim, std::move(backing));
-    if (!device) return Error{device.error()};
-    session.zns = device->get();
-    session.device = std::move(device).value();
-  }
-  return {};
-}
-
-void export_session_state(const Session& session, ImageState& state) {
-  if (session.zns != nullptr) {
-    session.zns->export_state(state);
-  } else {
-    session.conv->export_state(state);
-  }
-}
-
-Result<std::unique_ptr<Session>> open_session(const std::string& path) {
-  auto image = Image::open(path);
-  if (!image) return Error{image.error()};
-  auto session = std::make_unique<Session>();
-  session->image = std::move(image).value();
-  const ImageState& state = session->image->state();
-  auto checked = check_device_config(state.config);
-  if (!checked) return Error{fmt::format("{}: corrupt image: {}", path, checked.error())};
-  std::unique_ptr<Backing> backing;
-  if (state.config.store.backing == "file") {
-    backing = session->image->file_backing(state.config.host.lba_size_bytes);
-  }
-  auto made = make_session_device(*session, state.config, std::move(backing));
-  if (!made) return Error{fmt::format("{}: {}", path, made.error())};
-  Outcome imported = session->zns != nullptr ? session->zns->import_state(state)
-                                             : session->conv->import_state(state);
-  if (!imported) return Error{fmt::format("{}: {}", path, imported.error())};
-  return session;
-}
-
-Outcome save_session(Session& session) {
-  ImageState state;
-  export_session_state(session, state);
-  return session.image->save(state);
-}
-
-namespace {
-
-class WaitSink final : public CompletionSink {
- public:
-  void on_complete(Command&) override { done = true; }
-  bool done = false;
-};
-
-}  // namespace
-
-void run_command(Session& session, Command& command) {
-  WaitSink sink;
-  command.sink = &sink;
-  session.device->submit(command);
-  while (!sink.done && session.sim.step()) {
-  }
-  command.sink = nullptr;
 }
 
 void fill_pattern(uint64_t seed, uint64_t lba, uint8_t* out, uint64_t lba_size) {

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <iostream>
 #include <sstream>
 
 #include "common/units.h"
+#include "zonelab/assert.h"
 
 namespace zonelab::cli {
 namespace {
@@ -30,14 +30,14 @@ Json command_json(const Command& c) {
 }
 
 // Zone number from --zone or --lba; returns false with an error in `out`.
-bool target_lba(const ModeledDevice& device, const DeviceRequest& r, uint64_t& lba, Json& out) {
+bool target_lba(const DeviceInfo& info, const DeviceRequest& r, uint64_t& lba, Json& out) {
   if (r.zone) {
-    if (*r.zone >= device.info().zone_count) {
+    if (*r.zone >= info.zone_count) {
       out["error"] = fmt::format("zone {} does not exist (the device has zones 0-{})", *r.zone,
-                                 device.info().zone_count - 1);
+                                 info.zone_count - 1);
       return false;
     }
-    lba = *r.zone * device.info().zone_size_lbas;
+    lba = *r.zone * info.zone_size_lbas;
     return true;
   }
   if (r.lba) {
@@ -48,19 +48,18 @@ bool target_lba(const ModeledDevice& device, const DeviceRequest& r, uint64_t& l
   return false;
 }
 
-bool check_blocks(const ModeledDevice& device, uint64_t blocks, Json& out) {
-  uint64_t bytes = blocks * device.info().lba_size_bytes;
+bool check_blocks(const DeviceInfo& info, uint64_t blocks, Json& out) {
+  uint64_t bytes = blocks * info.lba_size_bytes;
   if (blocks == 0 || blocks > kMaxBlocks || bytes > kMaxCommandBytes) {
-    out["error"] =
-        fmt::format("--blocks {} is out of range (1 to {}, at most 64 MiB)", blocks,
-                    std::min(kMaxBlocks, kMaxCommandBytes / device.info().lba_size_bytes));
+    out["error"] = fmt::format("--blocks {} is out of range (1 to {}, at most 64 MiB)", blocks,
+                               std::min(kMaxBlocks, kMaxCommandBytes / info.lba_size_bytes));
     return false;
   }
   return true;
 }
 
 // Zones by state and the open and active counts, from the zone report.
-void zone_counts(const ModeledDevice& device, Json& j) {
+void zone_counts(const Device& device, Json& j) {
   const DeviceInfo& info = device.info();
   std::array<uint64_t, kZoneStateCount> counts{};
   uint64_t open = 0;
@@ -81,60 +80,40 @@ void zone_counts(const ModeledDevice& device, Json& j) {
   j["zones_by_state"] = by_state;
 }
 
-Json ftl_json(const ConvDevice& device) {
-  const Ftl& ftl = device.ftl();
-  uint64_t free_blocks = 0;
-  uint32_t planes = device.flash().planes();
-  for (uint32_t p = 0; p < planes; ++p) free_blocks += ftl.free_blocks(p);
-  const FtlCounters& c = ftl.counters();
-  return Json{{"host_lbas", ftl.lba_count()},     {"valid_lbas", ftl.valid_lbas()},
-              {"free_blocks", free_blocks},       {"gc_runs", c.gc_runs},
-              {"gc_moved_lbas", c.gc_moved_lbas}, {"trimmed_lbas", c.trimmed_lbas}};
-}
-
-Json info_json(const Session& session) {
-  const ModeledDevice& device = *session.device;
-  const DeviceInfo& info = device.info();
+Json info_json(const Stack& stack) {
   Json j = status_json(Status::kSuccess);
-  j["interface"] = std::string(info.interface);
-  j["lba_size"] = info.lba_size_bytes;
-  j["zone_size_lbas"] = info.zone_size_lbas;
-  j["zone_capacity_lbas"] = info.zone_capacity_lbas;
-  j["zone_count"] = info.zone_count;
-  j["capacity_lbas"] = info.capacity_lbas;
-  j["max_open"] = info.max_open;
-  j["max_active"] = info.max_active;
-  j["zasl_lbas"] = info.zasl_lbas;
-  zone_counts(device, j);
-  const ImageState& state = session.image->state();
-  const auto& erases = device.flash().erase_counts();
-  uint64_t erase_total = 0;
-  uint32_t erase_max = 0;
-  uint32_t erase_min = erases.empty() ? 0 : UINT32_MAX;
-  for (uint32_t e : erases) {
-    erase_total += e;
-    erase_max = std::max(erase_max, e);
-    erase_min = std::min(erase_min, e);
-  }
-  j["wear"] = {{"blocks", erases.size()},
-               {"erases", erase_total},
-               {"min_erases_per_block", erase_min},
-               {"max_erases_per_block", erase_max}};
-  if (session.zns != nullptr) {
-    const BlockMap& map = session.zns->block_map();
-    uint64_t stale_pages = 0;
-    for (const Slot& slot : map.slots()) stale_pages += slot.stale_pages;
-    j["block_map"] = {{"mapping", map.lazy() ? "lazy" : "direct"},
-                      {"physical_zones", map.slot_count()},
-                      {"free_physical_zones", map.free_slots()},
-                      {"stale_pages", stale_pages}};
-  } else {
-    j["ftl"] = ftl_json(*session.conv);
-  }
-  j["lifetime"] = {{"host_write_bytes", state.lifetime_host_write_bytes},
-                   {"host_read_bytes", state.lifetime_host_read_bytes},
-                   {"commands", state.lifetime_commands}};
-  j["config"] = Json::parse(config_to_json(state.config));
+  stack.inspect([&j](const ModeledDevice& device) {
+    const DeviceInfo& info = device.info();
+    j["interface"] = std::string(info.interface);
+    j["lba_size"] = info.lba_size_bytes;
+    j["zone_size_lbas"] = info.zone_size_lbas;
+    j["zone_capacity_lbas"] = info.zone_capacity_lbas;
+    j["zone_count"] = info.zone_count;
+    j["capacity_lbas"] = info.capacity_lbas;
+    j["max_open"] = info.max_open;
+    j["max_active"] = info.max_active;
+    j["zasl_lbas"] = info.zasl_lbas;
+    zone_counts(device, j);
+    const auto& erases = device.flash().erase_counts();
+    uint64_t erase_total = 0;
+    uint32_t erase_max = 0;
+    uint32_t erase_min = erases.empty() ? 0 : UINT32_MAX;
+    for (uint32_t e : erases) {
+      erase_total += e;
+      erase_max = std::max(erase_max, e);
+      erase_min = std::min(erase_min, e);
+    }
+    j["wear"] = {{"blocks", erases.size()},
+                 {"erases", erase_total},
+                 {"min_erases_per_block", erase_min},
+                 {"max_erases_per_block", erase_max}};
+    device.describe_state(j);
+    LifetimeCounters lifetime = device.lifetime();
+    j["lifetime"] = {{"host_write_bytes", lifetime.host_write_bytes},
+                     {"host_read_bytes", lifetime.host_read_bytes},
+                     {"commands", lifetime.commands}};
+    j["config"] = Json::parse(config_to_json(device.config()));
+  });
   return j;
 }
 
@@ -146,7 +125,7 @@ Json zone_json(const ZoneDescriptor& d) {
               {"state", std::string(zone_state_name(d.state))}};
 }
 
-int report(const ModeledDevice& device, const DeviceRequest& r, Json& out) {
+int report(const Stack& stack, const DeviceRequest& r, Json& out) {
   std::optional<ZoneState> filter;
   if (!r.state.empty()) {
     filter = zone_state_from_name(r.state);
@@ -158,13 +137,13 @@ int report(const ModeledDevice& device, const DeviceRequest& r, Json& out) {
       return kExitBadInput;
     }
   }
-  const DeviceInfo& info = device.info();
+  const DeviceInfo& info = stack.info();
   out = status_json(Status::kSuccess);
   Json zones = Json::array();
   uint64_t first = std::min<uint64_t>(r.from_lba / info.zone_size_lbas, info.zone_count);
   for (uint64_t z = first; z < info.zone_count; ++z) {
     if (r.limit != 0 && zones.size() >= r.limit) break;
-    ZoneDescriptor d = device.zone(static_cast<uint32_t>(z));
+    ZoneDescriptor d = stack.zone(static_cast<uint32_t>(z));
     if (filter && d.state != *filter) continue;
     zones.push_back(zone_json(d));
   }
@@ -172,7 +151,7 @@ int report(const ModeledDevice& device, const DeviceRequest& r, Json& out) {
   return kExitOk;
 }
 
-int zone_action(Session& s, const DeviceRequest& r, Json& out) {
+int zone_action(Stack& s, const DeviceRequest& r, Json& out) {
   auto action = zone_action_from_name(r.action);
   if (!action) {
     out["error"] =
@@ -183,38 +162,37 @@ int zone_action(Session& s, const DeviceRequest& r, Json& out) {
   c.opcode = Opcode::kZoneManagementSend;
   c.action = *action;
   c.select_all = r.all;
-  if (!r.all && !target_lba(*s.device, r, c.slba, out)) return kExitBadInput;
-  run_command(s, c);
+  if (!r.all && !target_lba(s.info(), r, c.slba, out)) return kExitBadInput;
+  s.io().submit_wait(c);
   out = command_json(c);
   out["action"] = r.action;
   if (r.all) {
     out["all"] = true;
   } else {
     out["lba"] = c.slba;
-    out["zone"] = c.slba / s.device->info().zone_size_lbas;
+    out["zone"] = c.slba / s.info().zone_size_lbas;
   }
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
 }
 
-int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) {
-  if (!check_blocks(*s.device, r.blocks, out)) return kExitBadInput;
-  uint64_t lba_size = s.device->info().lba_size_bytes;
+int write_or_append(Stack& s, const DeviceRequest& r, Json& out, bool append) {
+  const DeviceInfo& info = s.info();
+  if (!check_blocks(info, r.blocks, out)) return kExitBadInput;
+  uint64_t lba_size = info.lba_size_bytes;
   Command c;
   c.opcode = append ? Opcode::kAppend : Opcode::kWrite;
   c.nlb = static_cast<uint32_t>(r.blocks);
   if (append) {
-    if (!target_lba(*s.device, r, c.slba, out)) return kExitBadInput;
+    if (!target_lba(info, r, c.slba, out)) return kExitBadInput;
   } else {
     c.slba = r.lba.value_or(0);
   }
   // The pattern of an append depends on where it lands, which the device
   // decides; the model stores it at the write pointer it chooses.
-  uint64_t base =
-      append ? s.device
-                   ->zone(static_cast<uint32_t>(std::min<uint64_t>(
-                       c.slba / s.device->info().zone_size_lbas, s.device->info().zone_count - 1)))
-                   .wp_lba
-             : c.slba;
+  uint64_t base = append ? s.zone(static_cast<uint32_t>(std::min<uint64_t>(
+                                      c.slba / info.zone_size_lbas, info.zone_count - 1)))
+                               .wp_lba
+                         : c.slba;
   // Without a data store the pattern would be built only to be dropped.
   std::vector<uint8_t> data;
   if (s.stores_data()) {
@@ -223,17 +201,17 @@ int write_or_append(Session& s, const DeviceRequest& r, Json& out, bool append) 
       fill_pattern(r.seed, base + i, data.data() + i * lba_size, lba_size);
     c.data = data.data();
   }
-  run_command(s, c);
+  s.io().submit_wait(c);
   out = command_json(c);
-  if (append && s.conv != nullptr) out["reason"] = "the block interface has no Zone Append";
+  if (append && info.zasl_lbas == 0) out["reason"] = "the block interface has no Zone Append";
   out["lba"] = append ? c.result_lba : c.slba;
   out["blocks"] = r.blocks;
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
 }
 
-int read(Session& s, const DeviceRequest& r, Json& out) {
-  if (!check_blocks(*s.device, r.blocks, out)) return kExitBadInput;
-  uint64_t lba_size = s.device->info().lba_size_bytes;
+int read(Stack& s, const DeviceRequest& r, Json& out) {
+  if (!check_blocks(s.info(), r.blocks, out)) return kExitBadInput;
+  uint64_t lba_size = s.info().lba_size_bytes;
   if (r.expect_seed && !s.stores_data()) {
     out["error"] = "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
     return kExitBadInput;
@@ -247,7 +225,7 @@ int read(Session& s, const DeviceRequest& r, Json& out) {
     data.resize(r.blocks * lba_size);
     c.data = data.data();
   }
-  run_command(s, c);
+  s.io().submit_wait(c);
   out = command_json(c);
   out["lba"] = c.slba;
   out["blocks"] = r.blocks;
@@ -273,21 +251,24 @@ int read(Session& s, const DeviceRequest& r, Json& out) {
   return kExitOk;
 }
 
-int inject(Session& s, const DeviceRequest& r, Json& out) {
+int inject(Stack& s, const DeviceRequest& r, Json& out) {
   auto state = zone_state_from_name(r.state);
   if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
     out["error"] = fmt::format("--state {}: expected read-only or offline", r.state);
     return kExitBadInput;
   }
   uint64_t lba = 0;
-  if (!target_lba(*s.device, r, lba, out)) return kExitBadInput;
-  if (lba >= s.device->info().capacity_lbas) {
+  if (!target_lba(s.info(), r, lba, out)) return kExitBadInput;
+  if (lba >= s.info().capacity_lbas) {
     out["error"] = fmt::format("LBA {} is beyond the device", lba);
     return kExitBadInput;
   }
-  auto zone = static_cast<uint32_t>(lba / s.device->info().zone_size_lbas);
-  assert(s.zns != nullptr && "validate_request refuses inject on a block device");
-  s.zns->inject(zone, *state);
+  auto zone = static_cast<uint32_t>(lba / s.info().zone_size_lbas);
+  Outcome injected = s.inject_zone(zone, *state);
+  if (!injected) {
+    out["error"] = injected.error();
+    return kExitBadInput;
+  }
   out = status_json(Status::kSuccess);
   out["zone"] = zone;
   out["state"] = r.state;
@@ -301,10 +282,9 @@ std::string latency_text(const Json& out) {
 
 }  // namespace
 
-std::optional<std::string> validate_request(const Session& s, const DeviceRequest& r) {
-  const ModeledDevice& device = *s.device;
-  const DeviceInfo& info = device.info();
-  if (r.command == "inject" && s.conv != nullptr) {
+std::optional<std::string> validate_request(const Stack& s, const DeviceRequest& r) {
+  const DeviceInfo& info = s.info();
+  if (r.command == "inject" && info.interface == "block") {
     return "inject: a block-interface device has no zone states to change (interface = \"block\")";
   }
   if (r.zone && *r.zone >= info.zone_count) {
@@ -313,7 +293,7 @@ std::optional<std::string> validate_request(const Session& s, const DeviceReques
   }
   Json scratch;
   if ((r.command == "write" || r.command == "append" || r.command == "read") &&
-      !check_blocks(device, r.blocks, scratch)) {
+      !check_blocks(info, r.blocks, scratch)) {
     return scratch["error"].get<std::string>();
   }
   if (r.command == "zone") {
@@ -401,13 +381,13 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
   }
 }
 
-int execute_request(Session& s, const DeviceRequest& r, Json& out) {
+int execute_request(Stack& s, const DeviceRequest& r, Json& out) {
   out = Json::object();
   if (r.command == "info") {
     out = info_json(s);
     return kExitOk;
   }
-  if (r.command == "report") return report(*s.device, r, out);
+  if (r.command == "report") return report(s, r, out);
   if (r.command == "zone") return zone_action(s, r, out);
   if (r.command == "write") return write_or_append(s, r, out, false);
   if (r.command == "append") return write_or_append(s, r, out, true);
@@ -494,14 +474,14 @@ void print_human(const DeviceRequest& r, const Json& out) {
 }
 
 int run_device_command(const DeviceRequest& r) {
-  auto session = open_session(r.image);
-  if (!session) return bad_input(session.error());
-  if (auto problem = validate_request(**session, r)) return bad_input(*problem);
+  auto stack = Stack::open(r.image);
+  if (!stack) return bad_input(stack.error());
+  if (auto problem = validate_request(**stack, r)) return bad_input(*problem);
   Json out;
-  int code = execute_request(**session, r, out);
+  int code = execute_request(**stack, r, out);
   if (code == kExitBadInput) return bad_input(out.value("error", "bad input"));
   if (code == kExitOk && request_mutates(r)) {
-    auto saved = save_session(**session);
+    auto saved = (*stack)->close();
     if (!saved) {
       fmt::print(stderr, "zonelab: error: saving {}: {}\n", r.image, saved.error());
       return kExitInternal;
@@ -551,28 +531,20 @@ int run_create(const std::string& image, const ConfigOptions& options, bool forc
   }
   auto config = resolve_config(options);
   if (!config) return bad_input(config.error());
-  Config c = *config;
-  if (c.store.backing.empty()) c.store.backing = "file";
-  Session session;
-  auto made = make_session_device(session, c, make_none_backing());
-  if (!made) return bad_input(made.error());
-  ImageState state;
-  export_session_state(session, state);
-  const DeviceInfo& info = session.device->info();
-  uint64_t data_bytes = c.store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
-  auto created = Image::create(image, state, data_bytes, force);
+  auto created = Stack::create_image(image, *config, force);
   if (!created) return bad_input(created.error());
+  const DeviceInfo& info = created->info;
   Json out = status_json(Status::kSuccess);
   out["image"] = image;
   out["zone_count"] = info.zone_count;
   out["capacity_lbas"] = info.capacity_lbas;
-  out["backing"] = c.store.backing;
+  out["backing"] = created->backing;
   if (json) {
     print_json(out);
   } else {
     fmt::print("created {}: {} zones of {} (capacity {}), backing {}\n", image, info.zone_count,
                format_size(info.zone_size_lbas * info.lba_size_bytes),
-               format_size(info.zone_capacity_lbas * info.lba_size_bytes), c.store.backing);
+               format_size(info.zone_capacity_lbas * info.lba_size_bytes), created->backing);
   }
   return kExitOk;
 }
@@ -619,10 +591,10 @@ int run_batch(const std::string& image) {
     request.image = image;
     requests.push_back(std::move(request));
   }
-  auto session = open_session(image);
-  if (!session) return bad_input(session.error());
+  auto stack = Stack::open(image);
+  if (!stack) return bad_input(stack.error());
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (auto problem = validate_request(**session, requests[i])) {
+    if (auto problem = validate_request(**stack, requests[i])) {
       return bad_input(
           fmt::format("batch command {} ({}): {}", i + 1, requests[i].command, *problem));
     }
@@ -631,7 +603,7 @@ int run_batch(const std::string& image) {
   bool mutated = false;
   for (const auto& request : requests) {
     Json out;
-    int code = execute_request(**session, request, out);
+    int code = execute_request(**stack, request, out);
     if (code == kExitBadInput) {
       out["status"] = "INVALID_INPUT";
       code = kExitBadInput;
@@ -642,7 +614,7 @@ int run_batch(const std::string& image) {
     if (code != kExitOk && (worst == kExitOk || code == kExitBadInput)) worst = code;
   }
   if (mutated) {
-    auto saved = save_session(**session);
+    auto saved = (*stack)->close();
     if (!saved) {
       fmt::print(stderr, "zonelab: error: saving {}: {}\n", image, saved.error());
       return kExitInternal;

@@ -1,7 +1,7 @@
 // The device commands of the tool (create, info, report, zone, write,
 // append, read, inject, batch). Each device command is parsed into a
 // DeviceRequest, the same way from the command line and from `batch` lines,
-// and executed on an open session.
+// and executed on an open device stack.
 #pragma once
 
 #include <optional>
@@ -33,11 +33,11 @@ void add_device_commands(CLI::App& app, DeviceRequest& request, bool with_image)
 bool is_device_command(const std::string& name);
 
 // Checks a request against the device before it runs; the problem, if any.
-std::optional<std::string> validate_request(const Session& session, const DeviceRequest& request);
-// Runs a request on an open session; fills `out` (JSON) and returns the exit
+std::optional<std::string> validate_request(const Stack& stack, const DeviceRequest& request);
+// Runs a request on an open stack; fills `out` (JSON) and returns the exit
 // code. Bad input inside the request (a zone number out of range) returns
 // kExitBadInput with the message in out["error"].
-int execute_request(Session& session, const DeviceRequest& request, Json& out);
+int execute_request(Stack& stack, const DeviceRequest& request, Json& out);
 // Prints `out` for a person.
 void print_human(const DeviceRequest& request, const Json& out);
 bool request_mutates(const DeviceRequest& request);

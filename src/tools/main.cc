@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "common/units.h"
+#include "stack/device_factory.h"
 #include "tools/bench_command.h"
 #include "tools/cli.h"
 #include "tools/device_commands.h"
@@ -34,12 +35,11 @@ int run_presets(bool json) {
     Json list = Json::array();
     for (const auto& name : preset_names()) {
       Config c = *preset_config(name);
-      auto layout = ZoneLayout::make(c);
-      list.push_back(
-          {{"name", name},
-           {"zone_count", layout->zone_count()},
-           {"zone_size_bytes", layout->zone_size_lbas() * layout->lba_size_bytes()},
-           {"zone_capacity_bytes", layout->zone_capacity_lbas() * layout->lba_size_bytes()}});
+      DeviceInfo info = *device_info_of(c);
+      list.push_back({{"name", name},
+                      {"zone_count", info.zone_count},
+                      {"zone_size_bytes", info.zone_size_lbas * info.lba_size_bytes},
+                      {"zone_capacity_bytes", info.zone_capacity_lbas * info.lba_size_bytes}});
     }
     out["presets"] = list;
     print_json(out);
@@ -47,13 +47,12 @@ int run_presets(bool json) {
   }
   for (const auto& name : preset_names()) {
     Config c = *preset_config(name);
-    auto layout = ZoneLayout::make(c);
+    DeviceInfo info = *device_info_of(c);
     fmt::print(
         "{:<12} {:>6} zones of {:>8} (capacity {}), {} ch x {} dies x {} planes, zone on "
         "{} ch x {} dies\n",
-        name, layout->zone_count(),
-        format_size(layout->zone_size_lbas() * layout->lba_size_bytes()),
-        format_size(layout->zone_capacity_lbas() * layout->lba_size_bytes()), c.flash.channels,
+        name, info.zone_count, format_size(info.zone_size_lbas * info.lba_size_bytes),
+        format_size(info.zone_capacity_lbas * info.lba_size_bytes), c.flash.channels,
         c.flash.dies_per_channel, c.flash.planes_per_die, c.zns.channels_per_zone,
         c.zns.dies_per_zone);
   }

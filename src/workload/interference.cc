@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <memory>
@@ -16,12 +15,13 @@
 #include "common/rng.h"
 #include "common/text_input.h"
 #include "common/units.h"
-#include "host/host_queue.h"
 #include "host/softfinish.h"
 #include "sim/realtime.h"
 #include "sim/simulator.h"
+#include "stack/device_factory.h"
+#include "stack/stack.h"
 #include "workload/interference_model.h"
-#include "zns/zns_device.h"
+#include "zonelab/assert.h"
 
 namespace zonelab {
 namespace {
@@ -87,24 +87,10 @@ Result<std::vector<uint32_t>> parse_levels(std::string_view text) {
   return levels;
 }
 
-// A device of its own for one run, behind the host scheduler (`io`).
-struct Rig {
-  Simulator sim;
-  std::unique_ptr<ZnsDevice> device;
-  std::unique_ptr<HostQueue> host;
-  Device* io = nullptr;
-};
+// A device of its own for one run, behind the host scheduler.
+using Rig = Stack;
 
-Result<std::unique_ptr<Rig>> make_rig(const Config& config) {
-  auto rig = std::make_unique<Rig>();
-  auto device = make_zns_device(config, rig->sim);
-  if (!device) return Error{device.error()};
-  rig->device = std::move(device).value();
-  auto io = with_scheduler(*rig->device, rig->sim, config.host, rig->host);
-  if (!io) return Error{io.error()};
-  rig->io = *io;
-  return rig;
-}
+Result<std::unique_ptr<Rig>> make_rig(const Config& config) { return Stack::make(config); }
 
 // A device error: the first failed command and what it was.
 struct Failure {
@@ -119,18 +105,10 @@ std::string describe(const Command& c) {
   return fmt::format("{} at LBA {} ({})", status_name(c.status), c.slba, op);
 }
 
-class WaitSink final : public CompletionSink {
- public:
-  void on_complete(Command&) override {}
-};
-
 // Runs one command alone to completion (and the device to idle).
 Status run_alone(Rig& rig, Command& command, Failure& failure) {
-  WaitSink sink;
-  command.sink = &sink;
-  rig.io->submit(command);
-  rig.sim.run();
-  command.sink = nullptr;
+  rig.io().submit_wait(command);
+  rig.drive();
   if (command.status != Status::kSuccess && !failure.failed()) {
     failure = Failure{command.status, describe(command)};
   }
@@ -149,7 +127,7 @@ Command zone_command(Opcode opcode, uint64_t slba, uint32_t nlb,
 
 // Writes a zone to capacity (it ends full), one large write at a time.
 void fill_zone(Rig& rig, uint32_t zone, Failure& failure) {
-  const DeviceInfo& info = rig.device->info();
+  const DeviceInfo& info = rig.info();
   uint64_t start = static_cast<uint64_t>(zone) * info.zone_size_lbas;
   uint64_t chunk = std::max<uint64_t>(1, kPrefillBytes / info.lba_size_bytes);
   for (uint64_t done = 0; done < info.zone_capacity_lbas && !failure.failed();) {
@@ -188,10 +166,10 @@ class Driver final : public CompletionSink, public EventHandler {
   Driver(const Plan& plan, Rig& rig, uint32_t cl, bool background, const HostConfig& host)
       : plan_(plan),
         rig_(rig),
-        info_(rig.device->info()),
+        info_(rig.info()),
         background_(background && plan.rate_ops_per_s > 0),
         rng_(derive_seed(plan.seed, kReadStream, cl)),
-        softfinish_(*rig.io, rig.sim, host) {
+        softfinish_(rig.device(), rig.sim(), host) {
     bool across_zones = plan.foreground == ForegroundOp::kWrite;
     uint32_t threads = across_zones ? cl : 1;
     threads_.resize(threads);
@@ -215,12 +193,12 @@ class Driver final : public CompletionSink, public EventHandler {
     RunOutcome out;
     outcome_ = &out;
     target_ = &target;
-    out.run.window_start_ns = rig_.sim.now_ns();
+    out.run.window_start_ns = rig_.sim().now_ns();
     out.run.window_end_ns = out.run.window_start_ns + plan_.runtime_ns;
     for (Thread& thread : threads_) pump(thread);
     if (background_) issue_background();
     drive();  // bounded: nothing is issued after the window
-    out.run.virtual_end_ns = rig_.sim.now_ns();
+    out.run.virtual_end_ns = rig_.sim().now_ns();
     uint64_t window = out.run.window_end_ns - out.run.window_start_ns;
     out.run.iops = static_cast<double>(out.run.ops) * 1e9 / static_cast<double>(window);
     outcome_ = nullptr;
@@ -285,7 +263,7 @@ class Driver final : public CompletionSink, public EventHandler {
   // reset is foreground work, not an operation) and starts over.
   void pump(Thread& thread) {
     while (!stopped_ && !thread.resetting && thread.inflight < thread.depth) {
-      if (rig_.sim.now_ns() >= outcome_->run.window_end_ns) return;
+      if (rig_.sim().now_ns() >= outcome_->run.window_end_ns) return;
       uint32_t index = thread.free.back();
       Slot& slot = slots_[index];
       Command& c = slot.command;
@@ -318,7 +296,7 @@ class Driver final : public CompletionSink, public EventHandler {
   // zone data to fill) or a reset, on the next zone of its own.
   void issue_background() {
     InterferenceRun& r = outcome_->run;
-    if (stopped_ || rig_.sim.now_ns() >= r.window_end_ns) return;
+    if (stopped_ || rig_.sim().now_ns() >= r.window_end_ns) return;
     if (next_zone_ >= plan_.background_zones) {
       outcome_->out_of_zones = true;
       stopped_ = true;
@@ -327,8 +305,9 @@ class Driver final : public CompletionSink, public EventHandler {
     uint32_t zone = plan_.foreground_zones + next_zone_++;
     ++r.background_ops;
     if (plan_.background != BackgroundOp::kReset) {
-      bg_ = zone_command(Opcode::kWrite, zone_start(zone),
-                         static_cast<uint32_t>(rig_.device->layout().lbas_per_page()));
+      bg_ = zone_command(
+          Opcode::kWrite, zone_start(zone),
+          static_cast<uint32_t>(rig_.config().flash.page_size_bytes / info_.lba_size_bytes));
       bg_writing_ = true;
     } else {
       bg_ = zone_command(Opcode::kZoneManagementSend, zone_start(zone), 0, ZoneAction::kReset);
@@ -373,13 +352,13 @@ class Driver final : public CompletionSink, public EventHandler {
   void background_done(uint64_t latency_ns) {
     InterferenceRun& r = outcome_->run;
     r.background_latency_ns.record(latency_ns);
-    if (rig_.sim.now_ns() <= r.window_end_ns) ++r.background_ops_in_window;
+    if (rig_.sim().now_ns() <= r.window_end_ns) ++r.background_ops_in_window;
     // Op k may start k / rate after the window opens, and not before op k-1 ends.
     double offset_ns = std::ceil(static_cast<double>(next_zone_) * 1e9 / plan_.rate_ops_per_s);
     if (offset_ns >= static_cast<double>(plan_.runtime_ns)) return;  // due after the window
     uint64_t due = r.window_start_ns + static_cast<uint64_t>(offset_ns);
-    if (due > rig_.sim.now_ns()) {
-      rig_.sim.schedule_at(due, this, 0);
+    if (due > rig_.sim().now_ns()) {
+      rig_.sim().schedule_at(due, this, 0);
     } else {
       issue_background();
     }
@@ -420,15 +399,15 @@ Result<RunOutcome> run_level(const Config& config, const Plan& plan, uint32_t cl
     out.failure = failure;
     return out;
   }
-  (*rig)->device->reset_stats();
+  (*rig)->reset_stats();
   Driver driver(plan, **rig, cl, background, config.host);
   if (!plan.realtime) {
-    return driver.run(*(*rig)->io, [&rig] { (*rig)->sim.run(); });
+    return driver.run((*rig)->device(), [&rig] { (*rig)->drive(); });
   }
-  RealtimeDriver paced(*(*rig)->io, (*rig)->sim, plan.realtime_options);
-  RunOutcome out = driver.run(paced.device(), [&paced] { paced.run_until_idle(); });
-  paced.stop();
-  out.completion_error_ns = paced.stats().completion_error_ns;
+  std::unique_ptr<RealtimeDriver> paced = (*rig)->pace(plan.realtime_options);
+  RunOutcome out = driver.run(paced->device(), [&paced] { paced->run_until_idle(); });
+  paced->stop();
+  out.completion_error_ns = paced->stats().completion_error_ns;
   return out;
 }
 
@@ -443,19 +422,21 @@ Result<double> measure_peak(const Config& config, const Plan& plan, uint64_t& vi
   if (plan.background == BackgroundOp::kReset) {
     for (uint32_t z = 0; z < kPeakProbeOps; ++z) fill_zone(rig, first + z, failure);
   }
-  uint64_t start_ns = rig.sim.now_ns();
-  const DeviceInfo& info = rig.device->info();
+  uint64_t start_ns = rig.sim().now_ns();
+  const DeviceInfo& info = rig.info();
+  // One flash page of data: the finish then has a partly written zone to fill.
+  auto page_lbas = static_cast<uint32_t>(rig.config().flash.page_size_bytes / info.lba_size_bytes);
   for (uint32_t op = 0; op < kPeakProbeOps && !failure.failed(); ++op) {
     uint64_t slba = static_cast<uint64_t>(first + op) * info.zone_size_lbas;
     if (plan.background != BackgroundOp::kReset) {
-      Command write = zone_command(Opcode::kWrite, slba, rig.device->layout().lbas_per_page());
+      Command write = zone_command(Opcode::kWrite, slba, page_lbas);
       if (run_alone(rig, write, failure) != Status::kSuccess) break;
     }
     if (plan.background == BackgroundOp::kSoftfinish) {
-      SoftFinish soft(*rig.io, rig.sim, config.host);
+      SoftFinish soft(rig.device(), rig.sim(), config.host);
       Status status = Status::kSuccess;
       soft.start(first + op, [&status](Status s, uint64_t) { status = s; });
-      rig.sim.run();
+      rig.drive();
       if (status != Status::kSuccess) {
         failure = Failure{status, fmt::format("softfinish of zone {}", first + op)};
       }
@@ -466,9 +447,9 @@ Result<double> measure_peak(const Config& config, const Plan& plan, uint64_t& vi
     Command manage = zone_command(Opcode::kZoneManagementSend, slba, 0, action);
     run_alone(rig, manage, failure);
   }
-  virtual_ns = rig.sim.now_ns();
+  virtual_ns = rig.sim().now_ns();
   if (failure.failed()) return 0.0;
-  uint64_t elapsed_ns = std::max<uint64_t>(1, rig.sim.now_ns() - start_ns);
+  uint64_t elapsed_ns = std::max<uint64_t>(1, rig.sim().now_ns() - start_ns);
   return kPeakProbeOps * 1e9 / static_cast<double>(elapsed_ns);
 }
 
@@ -660,7 +641,10 @@ Result<std::vector<InterferenceOption>> parse_interference_job_file(const std::s
 }
 
 Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
-  auto layout = ZoneLayout::make(config);
+  if (config.interface != "zns") {
+    return Error{"interference runs take a ZNS device (interface = \"zns\")"};
+  }
+  auto layout = device_info_of(config);
   if (!layout) return Error{layout.error()};
   if (!(spec.intensity_percent >= 0 && spec.intensity_percent <= 100)) {
     return Error{fmt::format("intensity = {} is outside [0, 100]", spec.intensity_percent)};
@@ -690,26 +674,26 @@ Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     return Error{"levels must not repeat a level"};
   }
-  uint64_t lba = layout->lba_size_bytes();
+  uint64_t lba = layout->lba_size_bytes;
   uint64_t bs = spec.block_size_bytes;
   if (bs == 0 || bs % lba != 0) {
     return Error{fmt::format("bs {} is not a multiple of the LBA size {}", bs, lba)};
   }
-  if (bs / lba > layout->zone_capacity_lbas()) {
+  if (bs / lba > layout->zone_capacity_lbas) {
     return Error{fmt::format("bs {} is larger than a zone's capacity", format_size(bs))};
   }
-  if (spec.foreground == ForegroundOp::kAppend && bs / lba > layout->zasl_lbas()) {
+  if (spec.foreground == ForegroundOp::kAppend && bs / lba > layout->zasl_lbas) {
     return Error{fmt::format("bs {} exceeds the zone append size limit (zns.zasl = {})",
-                             format_size(bs), format_size(layout->zasl_lbas() * lba))};
+                             format_size(bs), format_size(layout->zasl_lbas * lba))};
   }
   uint32_t fg_zones = foreground_zone_count(spec, levels);
   bool background = spec.intensity_percent > 0;
   uint32_t bg_min = !background ? 0 : spec.peak_ops_per_s > 0 ? 1 : kPeakProbeOps;
-  if (uint64_t(fg_zones) + bg_min > layout->zone_count()) {
+  if (uint64_t(fg_zones) + bg_min > layout->zone_count) {
     return Error{fmt::format(
         "the foreground needs {} zone(s) (one per write thread) and the background at least {}; "
         "the device has {}",
-        fg_zones, bg_min, layout->zone_count())};
+        fg_zones, bg_min, layout->zone_count)};
   }
   // Zones written at once: each write thread's, the append zone, and the
   // zone a finish op writes a page to.
@@ -750,8 +734,8 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   Config config = config_in;
   config.store.backing = "none";  // the runs measure time; no data is kept
   if (!spec.scheduler.empty()) config.host.scheduler = spec.scheduler;
-  auto layout = ZoneLayout::make(config);
-  assert(layout);
+  auto layout = device_info_of(config);
+  ZL_ASSERT(layout);
 
   InterferenceResult result;
   result.spec = spec;
@@ -760,7 +744,7 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   Plan plan;
   plan.foreground = spec.foreground;
   plan.background = spec.background;
-  plan.bs_lbas = spec.block_size_bytes / layout->lba_size_bytes();
+  plan.bs_lbas = spec.block_size_bytes / layout->lba_size_bytes;
   plan.foreground_zones = foreground_zone_count(spec, result.spec.levels);
   plan.runtime_ns = spec.runtime_ns;
   plan.seed = config.seed;
@@ -768,7 +752,7 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   plan.realtime_options.time_scale = spec.time_scale;
   result.foreground_zones = plan.foreground_zones;
 
-  auto planned = plan_background(config, spec, layout->zone_count(), plan, result);
+  auto planned = plan_background(config, spec, layout->zone_count, plan, result);
   if (!planned) return Error{planned.error()};
   if (result.first_status != Status::kSuccess) return result;
   result.background_zones = plan.background_zones;

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
+#include "zonelab/assert.h"
 
 namespace zonelab {
 
@@ -31,6 +31,19 @@ void BlockMap::rebuild_free() {
   }
 }
 
+uint32_t BlockMap::clean_free_slots() const {
+  if (!lazy_) return 0;
+  std::vector<bool> mapped(slots_.size(), false);
+  for (uint32_t slot : slot_of_zone_) {
+    if (slot != kUnmapped) mapped[slot] = true;
+  }
+  uint32_t clean = 0;
+  for (uint32_t s = 0; s < slots_.size(); ++s) {
+    if (!mapped[s] && slots_[s].stale_pages == 0) ++clean;
+  }
+  return clean;
+}
+
 uint32_t BlockMap::free_slots() const {
   size_t count = 0;
   for (const auto& group : free_) count += group.size();
@@ -38,10 +51,10 @@ uint32_t BlockMap::free_slots() const {
 }
 
 uint32_t BlockMap::map(uint32_t zone) {
-  assert(lazy_ && slot_of_zone_[zone] == kUnmapped);
+  ZL_ASSERT(lazy_ && slot_of_zone_[zone] == kUnmapped);
   // A group has as many slots as zones at least, so one is always free.
   auto& pool = free_[zone % groups_];
-  assert(!pool.empty());
+  ZL_ASSERT(!pool.empty());
   uint32_t slot = std::get<2>(*pool.begin());
   pool.erase(pool.begin());
   slot_of_zone_[zone] = slot;
@@ -49,7 +62,7 @@ uint32_t BlockMap::map(uint32_t zone) {
 }
 
 void BlockMap::unmap(uint32_t zone) {
-  assert(lazy_);
+  ZL_ASSERT(lazy_);
   uint32_t slot = slot_of_zone_[zone];
   if (slot == kUnmapped) return;
   slot_of_zone_[zone] = kUnmapped;

@@ -46,6 +46,8 @@ class BlockMap {
   const Slot& slot(uint32_t index) const { return slots_[index]; }
   Slot& mutable_slot(uint32_t index) { return slots_[index]; }
   uint32_t free_slots() const;
+  // Lazy mapping: the free slots that hold no old data (0 under direct).
+  uint32_t clean_free_slots() const;
   uint64_t next_released_seq() const { return next_released_seq_; }
 
   // Lazy mapping: gives an unmapped zone a free slot of its group.

@@ -21,8 +21,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "controller/host_link.h"
+#include "controller/modeled_device.h"
+#include "controller/submission_queue.h"
 #include "flash/flash.h"
-#include "flash/host_interface.h"
 #include "sim/simulator.h"
 #include "store/backing.h"
 #include "store/image.h"
@@ -44,6 +46,10 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
 
   // Test hook: the media fails under a zone (read-only or offline).
   void inject(uint32_t zone, ZoneState state);
+  Outcome inject_zone(uint32_t zone, ZoneState state) override;
+  void describe_state(nlohmann::ordered_json& out) const override;
+  void describe_run(nlohmann::ordered_json&) const override {}
+  void describe_zone(uint32_t zone, nlohmann::ordered_json& out) const override;
 
   const Config& config() const override { return config_; }
   const ZoneLayout& layout() const { return layout_; }
@@ -51,16 +57,19 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   const BlockMap& block_map() const { return map_; }
   const Flash& flash() const override { return flash_; }
   Backing& backing() { return *backing_; }
-  const Backing& backing() const { return *backing_; }
+  const Backing& backing() const override { return *backing_; }
   const HostCounters& counters() const override { return counters_; }
   uint32_t inflight() const { return queue_.inflight(); }
   uint32_t queued() const { return queue_.queued(); }
   void reset_stats() override;
   uint64_t implicit_closes() const override { return table_.implicit_closes(); }
+  LifetimeCounters lifetime() const override {
+    return {lifetime_write_bytes_, lifetime_read_bytes_, lifetime_commands_};
+  }
 
   // Persistence through the device image.
-  void export_state(ImageState& state) const;
-  Outcome import_state(const ImageState& state);
+  void export_state(ImageState& state) const override;
+  Outcome import_state(const ImageState& state) override;
 
  private:
   void on_event(uint64_t tag) override;

@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 
 #include <bit>
-#include <cassert>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
 namespace {
@@ -127,7 +128,7 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
 }
 
 uint32_t ZoneLayout::unit_plane(uint32_t slot, uint32_t unit) const {
-  assert(slot < max_zones_ && unit < units_per_zone_);
+  ZL_ASSERT(slot < max_zones_ && unit < units_per_zone_);
   uint32_t group = slot % groups_;
   uint32_t channel = (group % channel_groups_) * channels_per_zone_ + unit % channels_per_zone_;
   uint32_t die =
@@ -137,7 +138,7 @@ uint32_t ZoneLayout::unit_plane(uint32_t slot, uint32_t unit) const {
 }
 
 FlashPage ZoneLayout::locate(uint32_t slot, uint32_t page) const {
-  assert(page < pages_per_zone_);
+  ZL_ASSERT(page < pages_per_zone_);
   uint32_t unit = page % units_per_zone_;
   uint32_t unit_page = page / units_per_zone_;
   return FlashPage{unit_plane(slot, unit), first_block(slot) + unit_page / pages_per_block_,

@@ -2,52 +2,10 @@
 #include "zns/zone_table.h"
 
 #include <array>
-#include <cassert>
+
+#include "zonelab/assert.h"
 
 namespace zonelab {
-
-namespace {
-
-constexpr std::array<std::string_view, kZoneStateCount> kStateNames{
-    "empty", "implicitly-opened", "explicitly-opened", "closed", "full", "read-only", "offline"};
-
-constexpr std::array<std::string_view, 6> kActionNames{"none", "close", "finish",
-                                                       "open", "reset", "offline"};
-
-constexpr std::array<std::string_view, kOpcodeCount> kOpcodeNames{
-    "read", "write", "append", "zone-management-send", "deallocate"};
-
-}  // namespace
-
-std::string_view opcode_name(Opcode opcode) { return kOpcodeNames[static_cast<size_t>(opcode)]; }
-
-std::string_view zone_state_name(ZoneState state) {
-  return kStateNames[static_cast<size_t>(state)];
-}
-
-std::optional<ZoneState> zone_state_from_name(std::string_view name) {
-  for (size_t i = 0; i < kStateNames.size(); ++i) {
-    if (kStateNames[i] == name) return static_cast<ZoneState>(i);
-  }
-  return std::nullopt;
-}
-
-std::string_view zone_action_name(ZoneAction action) {
-  return kActionNames[static_cast<size_t>(action)];
-}
-
-std::optional<ZoneAction> zone_action_from_name(std::string_view name) {
-  for (size_t i = 1; i < kActionNames.size(); ++i) {
-    if (kActionNames[i] == name) return static_cast<ZoneAction>(i);
-  }
-  return std::nullopt;
-}
-
-bool zone_is_open(ZoneState state) {
-  return state == ZoneState::kImplicitlyOpened || state == ZoneState::kExplicitlyOpened;
-}
-
-bool zone_is_active(ZoneState state) { return zone_is_open(state) || state == ZoneState::kClosed; }
 
 ZoneTable::ZoneTable(uint32_t zone_count, uint64_t capacity_lbas, uint32_t max_open,
                      uint32_t max_active)
@@ -55,7 +13,7 @@ ZoneTable::ZoneTable(uint32_t zone_count, uint64_t capacity_lbas, uint32_t max_o
       capacity_lbas_(capacity_lbas),
       max_open_(max_open),
       max_active_(max_active) {
-  assert(zone_count > 0 && capacity_lbas > 0);
+  ZL_ASSERT(zone_count > 0 && capacity_lbas > 0);
 }
 
 Status ZoneTable::check_write(uint32_t index, uint64_t offset, uint64_t nlb) const {
@@ -94,7 +52,7 @@ Status ZoneTable::take_open_resource(uint32_t index, bool needs_active) {
 }
 
 void ZoneTable::close_implicitly(uint32_t index) {
-  assert(zones_[index].state == ZoneState::kImplicitlyOpened);
+  ZL_ASSERT(zones_[index].state == ZoneState::kImplicitlyOpened);
   set_state(index, ZoneState::kClosed);
   --open_count_;
   ++implicit_closes_;
@@ -103,7 +61,7 @@ void ZoneTable::close_implicitly(uint32_t index) {
 Status ZoneTable::open_for_write(uint32_t index) {
   ZoneState state = zones_[index].state;
   if (zone_is_open(state)) return Status::kSuccess;
-  assert(state == ZoneState::kEmpty || state == ZoneState::kClosed);
+  ZL_ASSERT(state == ZoneState::kEmpty || state == ZoneState::kClosed);
   Status status = take_open_resource(index, state == ZoneState::kEmpty);
   if (status != Status::kSuccess) return status;
   set_state(index, ZoneState::kImplicitlyOpened);
@@ -112,8 +70,8 @@ Status ZoneTable::open_for_write(uint32_t index) {
 
 void ZoneTable::advance(uint32_t index, uint64_t nlb) {
   Zone& z = zones_[index];
-  assert(zone_is_open(z.state));
-  assert(z.wp + nlb <= capacity_lbas_);
+  ZL_ASSERT(zone_is_open(z.state));
+  ZL_ASSERT(z.wp + nlb <= capacity_lbas_);
   z.wp += nlb;
   z.data_end = z.wp;
   if (z.wp == capacity_lbas_) {
@@ -243,14 +201,14 @@ Status ZoneTable::open_all(const std::vector<uint32_t>& closed_zones) {
   }
   for (uint32_t index : closed_zones) {
     Status status = open(index);
-    assert(status == Status::kSuccess);
+    ZL_ASSERT(status == Status::kSuccess);
     (void)status;
   }
   return Status::kSuccess;
 }
 
 void ZoneTable::inject(uint32_t index, ZoneState state) {
-  assert(state == ZoneState::kReadOnly || state == ZoneState::kOffline);
+  ZL_ASSERT(state == ZoneState::kReadOnly || state == ZoneState::kOffline);
   release(index);
   set_state(index, state);
   if (state == ZoneState::kOffline) {

@@ -96,7 +96,4 @@ class ZoneTable {
   std::set<std::pair<uint64_t, uint32_t>> implicitly_opened_;  // (open_seq, zone)
 };
 
-bool zone_is_open(ZoneState state);
-bool zone_is_active(ZoneState state);
-
 }  // namespace zonelab

@@ -1,0 +1,69 @@
+// What the host side of any modeled SSD offers besides the command seam:
+// the counters of what the host asked (HostCounters), and the flash, the
+// counters and the configuration that tools and workloads read off a device
+// whatever its interface. The ZNS and the conventional device implement it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "flash/flash.h"
+#include "store/backing.h"
+#include "store/image.h"
+#include "zonelab/config.h"
+#include "zonelab/device.h"
+#include "zonelab/result.h"
+
+namespace zonelab {
+
+struct HostCounters {
+  std::array<uint64_t, kOpcodeCount> commands{};
+  std::array<uint64_t, kStatusCount> statuses{};
+  std::array<uint64_t, 6> zone_actions{};  // successful, by ZoneAction
+  uint64_t host_write_bytes = 0;
+  uint64_t host_read_bytes = 0;
+  uint64_t deallocated_bytes = 0;
+  uint64_t link_in_busy_ns = 0;
+  uint64_t link_out_busy_ns = 0;
+};
+
+// What a device has done since it was made, across images (a device image
+// keeps these): never cleared by reset_stats().
+struct LifetimeCounters {
+  uint64_t host_write_bytes = 0;
+  uint64_t host_read_bytes = 0;
+  uint64_t commands = 0;
+};
+
+class ModeledDevice : public Device {
+ public:
+  virtual const Config& config() const = 0;
+  virtual const Flash& flash() const = 0;
+  virtual const HostCounters& counters() const = 0;
+  virtual const Backing& backing() const = 0;
+  // Clears counters and busy times (not state) before a measured run.
+  virtual void reset_stats() = 0;
+  virtual uint64_t implicit_closes() const { return 0; }
+  virtual LifetimeCounters lifetime() const = 0;
+
+  // Test hook: the media under a zone fails (read-only or offline). Devices
+  // without zone states refuse it with a message.
+  virtual Outcome inject_zone(uint32_t zone, ZoneState state) = 0;
+
+  // What this interface adds to `zonelab info --json` (the ZNS block map,
+  // the conventional FTL) and to a benchmark's device statistics.
+  virtual void describe_state(nlohmann::ordered_json& out) const = 0;
+  virtual void describe_run(nlohmann::ordered_json& out) const = 0;
+  // What lies under one zone beyond its descriptor (the ZNS block mapping's
+  // physical zone); nothing for the conventional device.
+  virtual void describe_zone(uint32_t zone, nlohmann::ordered_json& out) const = 0;
+
+  // The device's persistent state, as a device image keeps it. import_state
+  // refuses, changing nothing, a state this configuration could not have
+  // produced.
+  virtual void export_state(ImageState& state) const = 0;
+  virtual Outcome import_state(const ImageState& state) = 0;
+};
+
+}  // namespace zonelab

@@ -1,0 +1,299 @@
+// Assembling, running and closing a device stack; see stack.h. The two
+// blocking devices and the two clocks live here, one of each per driver.
+#include "stack/stack.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "stack/device_factory.h"
+#include "zonelab/assert.h"
+
+namespace zonelab {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Virtual time: one caller, who runs the simulation itself.
+
+class VirtualBlocking final : public BlockingDevice, private CompletionSink {
+ public:
+  VirtualBlocking(Device& top, Simulator& sim, const bool& closed)
+      : top_(top), sim_(sim), closed_(closed) {}
+
+  bool submit_wait(Command& command) override {
+    if (closed_) return false;
+    ZL_ASSERT(!busy_ && "a virtual-time stack takes one blocking caller at a time");
+    busy_ = true;
+    done_ = false;
+    command.sink = this;
+    top_.submit(command);
+    // Bounded: a submitted command completes after finitely many events.
+    while (!done_) ZL_ASSERT(sim_.step());
+    command.sink = nullptr;
+    busy_ = false;
+    return true;
+  }
+
+  const DeviceInfo& info() const override { return top_.info(); }
+
+ private:
+  void on_complete(Command&) override { done_ = true; }
+
+  Device& top_;
+  Simulator& sim_;
+  const bool& closed_;
+  bool busy_ = false;
+  bool done_ = false;
+};
+
+class VirtualClock final : public Clock {
+ public:
+  explicit VirtualClock(Simulator& sim) : sim_(sim) {}
+  uint64_t now_ns() const override { return sim_.now_ns(); }
+  uint64_t add_timer(uint64_t delay_ns, TimerFn fn) override {
+    return timers_.add(sim_.now_ns() + delay_ns, std::move(fn));
+  }
+  void cancel(uint64_t id) override { timers_.cancel(id); }
+  void poll() override {
+    // A timer may add timers; each pass runs one, so those due now run too.
+    while (TimerFn fn = timers_.take_due(sim_.now_ns())) fn();
+  }
+  void stop() override { timers_ = TimerList(); }
+
+ private:
+  Simulator& sim_;
+  TimerList timers_;
+};
+
+// ---------------------------------------------------------------------------
+// Real time: the device thread runs the simulation; callers wait.
+
+class RealtimeBlocking final : public BlockingDevice {
+ public:
+  explicit RealtimeBlocking(RealtimeDriver& driver, const DeviceInfo& info)
+      : driver_(driver), info_(info) {}
+  bool submit_wait(Command& command) override { return driver_.submit_sync(command); }
+  const DeviceInfo& info() const override { return info_; }
+
+ private:
+  RealtimeDriver& driver_;
+  const DeviceInfo& info_;
+};
+
+// Timers on a thread of their own, in device time as the driver maps the
+// wall clock.
+class WallClock final : public Clock {
+ public:
+  explicit WallClock(const RealtimeDriver& driver) : driver_(driver), thread_([this] { run(); }) {}
+  ~WallClock() override { stop(); }
+  void stop() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  uint64_t now_ns() const override { return driver_.virtual_of(RealtimeDriver::wall_now_ns()); }
+  uint64_t add_timer(uint64_t delay_ns, TimerFn fn) override {
+    uint64_t id = 0;
+    {
+      std::lock_guard lock(mutex_);
+      id = timers_.add(now_ns() + delay_ns, std::move(fn));
+    }
+    wake_.notify_all();
+    return id;
+  }
+  void cancel(uint64_t id) override {
+    std::lock_guard lock(mutex_);
+    timers_.cancel(id);
+  }
+  void poll() override {}
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      if (TimerFn fn = timers_.take_due(now_ns())) {
+        lock.unlock();
+        fn();
+        lock.lock();
+        continue;
+      }
+      uint64_t due = timers_.next_due_ns();
+      if (due == UINT64_MAX) {
+        wake_.wait(lock);
+      } else {
+        auto wall = std::chrono::nanoseconds(driver_.wall_of(due));
+        wake_.wait_until(lock, std::chrono::steady_clock::time_point(wall));
+      }
+    }
+  }
+
+  const RealtimeDriver& driver_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  TimerList timers_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Stack::~Stack() {
+  if (!closed_) close(false);
+}
+
+Result<std::unique_ptr<Stack>> Stack::assemble(std::unique_ptr<Stack> stack, const Config& config,
+                                               std::unique_ptr<Backing> backing,
+                                               const ImageState* state,
+                                               const StackOptions& options) {
+  auto device = make_device(config, stack->sim_, std::move(backing));
+  if (!device) return Error{device.error()};
+  stack->device_ = std::move(device).value();
+  if (state != nullptr) {
+    Outcome imported = stack->device_->import_state(*state);
+    if (!imported) return Error{imported.error()};
+  }
+  HostConfig host = config.host;
+  if (!options.scheduler.empty()) host.scheduler = options.scheduler;
+  auto top = with_scheduler(*stack->device_, stack->sim_, host, stack->host_queue_);
+  if (!top) return Error{top.error()};
+  stack->top_ = *top;
+  stack->scheduler_ = host.scheduler;
+  if (options.realtime) {
+    Outcome checked = check_realtime_options(options.realtime_options);
+    if (!checked) return Error{checked.error()};
+    stack->realtime_ =
+        std::make_unique<RealtimeDriver>(*stack->top_, stack->sim_, options.realtime_options);
+    stack->realtime_->start();
+    stack->io_ = std::make_unique<RealtimeBlocking>(*stack->realtime_, stack->device_->info());
+    stack->clock_ = std::make_unique<WallClock>(*stack->realtime_);
+  } else {
+    stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->closed_);
+    stack->clock_ = std::make_unique<VirtualClock>(stack->sim_);
+  }
+  return stack;
+}
+
+Result<std::unique_ptr<Stack>> Stack::open(const std::string& image_path,
+                                           const StackOptions& options) {
+  auto image = Image::open(image_path);
+  if (!image) return Error{image.error()};
+  auto stack = std::unique_ptr<Stack>(new Stack());
+  stack->image_ = std::move(image).value();
+  const ImageState& state = stack->image_->state();
+  auto checked = check_device_config(state.config);
+  if (!checked) return Error{fmt::format("{}: corrupt image: {}", image_path, checked.error())};
+  std::unique_ptr<Backing> backing;
+  if (state.config.store.backing == "file") {
+    backing = stack->image_->file_backing(state.config.host.lba_size_bytes);
+  }
+  auto assembled = assemble(std::move(stack), state.config, std::move(backing), &state, options);
+  if (!assembled) return Error{fmt::format("{}: {}", image_path, assembled.error())};
+  return assembled;
+}
+
+Result<std::unique_ptr<Stack>> Stack::make(const Config& config, const StackOptions& options) {
+  auto checked = check_device_config(config);
+  if (!checked) return Error{checked.error()};
+  return assemble(std::unique_ptr<Stack>(new Stack()), config, nullptr, nullptr, options);
+}
+
+Result<CreatedImage> Stack::create_image(const std::string& path, Config config, bool force) {
+  if (config.store.backing.empty()) config.store.backing = "file";
+  auto checked = check_device_config(config);
+  if (!checked) return Error{checked.error()};
+  Simulator sim;
+  auto device = make_device(config, sim, make_none_backing());
+  if (!device) return Error{device.error()};
+  ImageState state;
+  (*device)->export_state(state);
+  const DeviceInfo& info = (*device)->info();
+  uint64_t data_bytes =
+      config.store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
+  auto created = Image::create(path, state, data_bytes, force);
+  if (!created) return Error{created.error()};
+  return CreatedImage{info, config.store.backing};
+}
+
+const std::string& Stack::image_path() const {
+  static const std::string kNone;
+  return image_ != nullptr ? image_->path() : kNone;
+}
+
+Device& Stack::device() {
+  ZL_ASSERT(realtime_ == nullptr);
+  return *top_;
+}
+
+Simulator& Stack::sim() {
+  ZL_ASSERT(realtime_ == nullptr);
+  return sim_;
+}
+
+void Stack::drive() {
+  ZL_ASSERT(realtime_ == nullptr);
+  sim_.run();
+}
+
+std::unique_ptr<RealtimeDriver> Stack::pace(const RealtimeOptions& options) {
+  ZL_ASSERT(realtime_ == nullptr);
+  return std::make_unique<RealtimeDriver>(*top_, sim_, options);
+}
+
+ZoneDescriptor Stack::zone(uint32_t index) const {
+  ZL_ASSERT(index < device_->info().zone_count);
+  ZoneDescriptor d;
+  inspect([&](const ModeledDevice& device) { d = device.zone(index); });
+  return d;
+}
+
+void Stack::inspect(const std::function<void(const ModeledDevice&)>& fn) const {
+  if (realtime_ != nullptr) {
+    realtime_->with_device([&] { fn(*device_); });
+  } else {
+    fn(*device_);
+  }
+}
+
+void Stack::reset_stats() {
+  if (realtime_ != nullptr) {
+    realtime_->with_device([&] { device_->reset_stats(); });
+  } else {
+    device_->reset_stats();
+  }
+}
+
+Outcome Stack::inject_zone(uint32_t zone, ZoneState state) {
+  Outcome outcome;
+  auto inject = [&] { outcome = device_->inject_zone(zone, state); };
+  if (realtime_ != nullptr) {
+    realtime_->with_device(inject);
+  } else {
+    inject();
+  }
+  return outcome;
+}
+
+RealtimeStats Stack::realtime_stats() const {
+  return realtime_ != nullptr ? realtime_->stats() : RealtimeStats{};
+}
+
+Outcome Stack::close(bool save) {
+  if (closed_) return {};
+  closed_ = true;
+  if (clock_ != nullptr) clock_->stop();
+  if (realtime_ != nullptr) realtime_->stop();
+  if (image_ == nullptr || !save) return {};
+  ImageState state;
+  device_->export_state(state);
+  return image_->save(state);
+}
+
+}  // namespace zonelab

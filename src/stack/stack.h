@@ -1,0 +1,130 @@
+// A running device stack, assembled in one place: a device image or a
+// configuration becomes a device (ZNS or conventional, from the
+// configuration's interface), the host queue with its I/O scheduler in front
+// of it, and a driver -- virtual time or real time -- that runs the
+// simulation. Everything above (the CLI, the benchmark runner, experiments,
+// the file system, the RocksDB plugin) builds its stack here and sees only
+// the seam (Device, ModeledDevice), never ZnsDevice or ConvDevice.
+//
+// Three ways to use a stack:
+//   - blocking: io().submit_wait(command). In virtual time one caller at a
+//     time; the simulation runs until the command completes. In real time
+//     (StackOptions::realtime) any number of threads; the device thread
+//     paces the simulation to the wall clock.
+//   - asynchronous, for job engines (virtual time): submit to device() with
+//     a sink and run the events with drive(); the engine then runs inside
+//     the simulation, on the calling thread.
+//   - paced: pace() returns a real-time driver over the top of the stack
+//     whose loop the caller runs (run_until_idle), for a measured window.
+//
+// Queries -- zone(), inspect() -- are safe from any thread: in real time
+// they wait for the device lock.
+//
+// With an image the stack holds the image's lock until close(); close()
+// stops the driver (commands accepted complete first) and saves the image.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "controller/modeled_device.h"
+#include "host/host_queue.h"
+#include "sim/realtime.h"
+#include "sim/simulator.h"
+#include "stack/blocking.h"
+#include "stack/clock.h"
+#include "store/image.h"
+#include "zonelab/config.h"
+#include "zonelab/result.h"
+
+namespace zonelab {
+
+struct StackOptions {
+  // The host I/O scheduler; empty: the configuration's host.scheduler.
+  std::string scheduler;
+  // A device thread paces the simulation to the wall clock and io() takes
+  // commands from any thread (RealtimeDriver, sim/realtime.h).
+  bool realtime = false;
+  RealtimeOptions realtime_options;
+};
+
+// What `create` made.
+struct CreatedImage {
+  DeviceInfo info;
+  std::string backing;
+};
+
+class Stack {
+ public:
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // Opens and locks a device image and builds its stack.
+  static Result<std::unique_ptr<Stack>> open(const std::string& image_path,
+                                             const StackOptions& options = {});
+  // A stack with no image (store.backing none or memory; empty means none).
+  static Result<std::unique_ptr<Stack>> make(const Config& config,
+                                             const StackOptions& options = {});
+  // Makes a new device image holding a fresh device of `config` (its
+  // store.backing empty means file).
+  static Result<CreatedImage> create_image(const std::string& path, Config config, bool force);
+
+  const Config& config() const { return device_->config(); }
+  const DeviceInfo& info() const { return device_->info(); }
+  bool stores_data() const { return device_->backing().stores_data(); }
+  bool has_image() const { return image_ != nullptr; }
+  const std::string& image_path() const;
+  bool realtime() const { return realtime_ != nullptr; }
+  // The scheduler in front of the device ("none", "mq-deadline", "zinc").
+  const std::string& scheduler() const { return scheduler_; }
+
+  BlockingDevice& io() { return *io_; }
+  Clock& clock() { return *clock_; }
+
+  // Virtual time only: the top of the stack for asynchronous submitters, the
+  // simulator, and drive(), which runs events until none is left.
+  Device& device();
+  Simulator& sim();
+  void drive();
+  // A real-time driver over the top of the stack, not started: the caller
+  // runs its loop (run_until_idle) and stops it. Virtual-time stacks only.
+  std::unique_ptr<RealtimeDriver> pace(const RealtimeOptions& options);
+
+  // Safe from any thread.
+  ZoneDescriptor zone(uint32_t index) const;
+  void inspect(const std::function<void(const ModeledDevice&)>& fn) const;
+  // The device's counters cleared before a measured run (not its state).
+  void reset_stats();
+  // Test hook (zonelab inject): a zone's media fails.
+  Outcome inject_zone(uint32_t zone, ZoneState state);
+  // The real-time driver's statistics (zeros in virtual time).
+  RealtimeStats realtime_stats() const;
+
+  // Stops taking commands, completes those accepted, and with an image and
+  // `save`, writes the device's state into it. The stack answers queries
+  // afterwards but takes no command.
+  Outcome close(bool save = true);
+
+ private:
+  Stack() = default;
+  static Result<std::unique_ptr<Stack>> assemble(std::unique_ptr<Stack> stack, const Config& config,
+                                                 std::unique_ptr<Backing> backing,
+                                                 const ImageState* state,
+                                                 const StackOptions& options);
+
+  Simulator sim_;
+  std::unique_ptr<Image> image_;
+  std::unique_ptr<ModeledDevice> device_;
+  std::unique_ptr<HostQueue> host_queue_;
+  Device* top_ = nullptr;  // the host queue, or the device itself
+  std::string scheduler_;
+  std::unique_ptr<RealtimeDriver> realtime_;
+  std::unique_ptr<BlockingDevice> io_;
+  std::unique_ptr<Clock> clock_;
+  bool closed_ = false;
+};
+
+}  // namespace zonelab
