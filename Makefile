@@ -34,14 +34,16 @@ format: deps
 test: build format-check plot-deps tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The real-time driver's tests under ThreadSanitizer, in their own build
-# directory; only that small test binary is built. Any report fails the run.
+# The multi-threaded code's tests (the real-time driver, the stack over it)
+# under ThreadSanitizer, in their own build directory; only that test binary
+# is built. Any report fails the run.
 tsan: deps
 	@test -f $(TSAN_BUILD)/build.ninja || \
 	  cmake -S . -B $(TSAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DZONELAB_TSAN=ON
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zonelab_realtime_tests
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zonelab_concurrency_tests
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
-	  $(TSAN_BUILD)/zonelab_realtime_tests --gtest_filter='Realtime*' --gtest_brief=1
+	  $(TSAN_BUILD)/zonelab_concurrency_tests --gtest_filter='Realtime*:StackRealtime*' \
+	  --gtest_brief=1
 
 demo: build
 	scripts/demo.sh $(BUILD)/zonelab
