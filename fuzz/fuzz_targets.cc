@@ -10,7 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/device_state.h"
+#include "conv/ftl_state.h"
+#include "flash/flash_state.h"
+#include "stack/command_record.h"
 #include "store/image.h"
+#include "zns/block_map_state.h"
 #include "zonelab/config.h"
 
 namespace zonelab {
@@ -29,12 +34,49 @@ void check_message(const char* target, const std::string& message) {
 }
 
 bool same_state(const ImageState& a, const ImageState& b) {
-  return config_to_toml(a.config) == config_to_toml(b.config) && a.zones == b.zones &&
-         a.next_open_seq == b.next_open_seq && a.erase_counts == b.erase_counts &&
-         a.lifetime_host_write_bytes == b.lifetime_host_write_bytes &&
-         a.lifetime_host_read_bytes == b.lifetime_host_read_bytes &&
-         a.lifetime_commands == b.lifetime_commands && a.zone_slots == b.zone_slots &&
-         a.slots == b.slots && a.next_released_seq == b.next_released_seq && a.ftl == b.ftl;
+  return config_to_toml(a.config) == config_to_toml(b.config) && a.sections == b.sections;
+}
+
+// A section a layer decodes must encode to the same bytes; a section it
+// refuses is refused with one line.
+template <typename Decoded, typename Put>
+void check_section(const ImageState& state, uint32_t type, const Result<Decoded>& decoded,
+                   Put put) {
+  if (!decoded) {
+    check_message("image", decoded.error());
+    return;
+  }
+  ImageState again;
+  put(again, *decoded);
+  auto before = state.sections.find(type);
+  auto after = again.sections.find(type);
+  bool had = before != state.sections.end();
+  bool has = after != again.sections.end();
+  if (had != has || (had && before->second != after->second)) {
+    violated("image", "section " + std::to_string(type) + " changed in a round trip");
+  }
+}
+
+// Every layer's decoder over the sections it owns (as the devices would
+// read them), and every journal record as replay would read it.
+void check_layers(const ImageState& state, const std::vector<std::vector<uint8_t>>& journal) {
+  check_section(state, kSectionZones, get_zone_records(state), put_zone_records);
+  check_section(state, kSectionNextOpenSeq, get_next_open_seq(state), put_next_open_seq);
+  check_section(state, kSectionLifetime, get_lifetime(state), put_lifetime);
+  check_section(state, kSectionEraseCounts, get_erase_counts(state), put_erase_counts);
+  check_section(state, kSectionFtl, get_ftl(state), put_ftl);
+  check_section(state, kSectionBlockMap, get_block_map(state),
+                [](ImageState& out, const std::optional<BlockMapState>& map) {
+                  if (map) put_block_map(out, *map);
+                });
+  for (const auto& record : journal) {
+    auto decoded = decode_command_record(record);
+    if (!decoded) {
+      check_message("image", decoded.error());
+    } else if (encode_command_record(*decoded) != record) {
+      violated("image", "a journal record changed in a round trip");
+    }
+  }
 }
 
 uint64_t load_le(const std::vector<uint8_t>& bytes, uint64_t offset, int width) {
@@ -68,11 +110,13 @@ std::vector<uint8_t> with_checksums_fixed(const uint8_t* data, size_t size) {
 }
 
 void check_image(const uint8_t* data, size_t size) {
-  auto decoded = Image::decode(data, size);
+  std::vector<std::vector<uint8_t>> journal;
+  auto decoded = Image::decode(data, size, &journal);
   if (!decoded) {
     check_message("image", decoded.error());
     return;
   }
+  check_layers(*decoded, journal);
   auto encoded = Image::encode(*decoded, 0);
   if (!encoded) violated("image", "a decoded state does not encode: " + encoded.error());
   auto again = Image::decode(*encoded);

@@ -23,9 +23,12 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/device_state.h"
 #include "conv/conv_device.h"
+#include "flash/flash_state.h"
 #include "fuzz_targets.h"
 #include "sim/simulator.h"
+#include "stack/command_record.h"
 #include "store/image.h"
 #include "zonelab/config.h"
 
@@ -97,20 +100,38 @@ Target target_named(std::string_view name) {
 
 // --- Seeds -------------------------------------------------------------------
 
-ImageState seed_state(const Config& config, uint32_t zone_count, uint32_t block_count) {
+ImageState seed_state(const Config& config, uint32_t zone_count, uint32_t block_count,
+                      uint64_t commands = 77) {
   ImageState state;
   state.config = config;
+  std::vector<ZoneRecord> zones;
   for (uint32_t i = 0; i < zone_count; ++i) {
     auto kind = static_cast<uint8_t>(i % 7);
     uint64_t wp = kind == 0 ? 0 : 64 * (i + 1);
-    state.zones.push_back(ImageZone{kind, wp, wp / 2, static_cast<uint32_t>(i * 3), i});
+    zones.push_back(ZoneRecord{kind, wp, wp / 2, static_cast<uint32_t>(i * 3), i});
   }
-  state.next_open_seq = zone_count + 1;
-  for (uint32_t i = 0; i < block_count; ++i) state.erase_counts.push_back(i * 11);
-  state.lifetime_host_write_bytes = 1 << 20;
-  state.lifetime_host_read_bytes = 1 << 19;
-  state.lifetime_commands = 77;
+  put_zone_records(state, zones);
+  put_next_open_seq(state, zone_count + 1);
+  std::vector<uint32_t> erase_counts;
+  for (uint32_t i = 0; i < block_count; ++i) erase_counts.push_back(i * 11);
+  put_erase_counts(state, erase_counts);
+  put_lifetime(state, LifetimeCounters{1 << 20, 1 << 19, commands});
   return state;
+}
+
+// An image with a journal of the given records after slot A.
+std::vector<uint8_t> with_journal(std::vector<uint8_t> image,
+                                  const std::vector<CommandRecord>& records) {
+  // The journal region is the last 4 KiB of an image made by encode().
+  uint64_t offset = image.size() - 4096;
+  uint64_t index = 0;
+  for (const CommandRecord& record : records) {
+    std::vector<uint8_t> bytes =
+        Image::encode_journal_record(1, index++, encode_command_record(record));
+    std::copy(bytes.begin(), bytes.end(), image.begin() + static_cast<ptrdiff_t>(offset));
+    offset += bytes.size();
+  }
+  return image;
 }
 
 // An image with both slots written (slot B newer), made through the real
@@ -183,9 +204,16 @@ void write_image_seeds(const fs::path& dir, size_t& written) {
   put("valid-block-one-slot.zl", Image::encode(block, 0).value());
   std::vector<uint8_t> block_two = two_slot_image(block_seed_state(20), block);
   if (!block_two.empty()) put("valid-block-two-slots.zl", block_two);
-  ImageState newer = small;
-  newer.zones[1].wp += 8;
-  newer.lifetime_commands += 1;
+  CommandRecord write;
+  write.slba = 100;
+  write.nlb = 8;
+  CommandRecord reset;
+  reset.opcode = Opcode::kZoneManagementSend;
+  reset.action = ZoneAction::kReset;
+  reset.select_all = true;
+  put("valid-journal.zl",
+      with_journal(valid, {write, reset, CommandRecord::injected(3, ZoneState::kOffline)}));
+  ImageState newer = seed_state(default_config(), 4, 16, 78);
   std::vector<uint8_t> two = two_slot_image(small, newer);
   if (two.empty()) return;
   put("valid-two-slots.zl", two);

@@ -21,9 +21,13 @@ enum class Status : uint8_t {
   kTooManyActiveZones,
   kTooManyOpenZones,
   kInvalidZoneStateTransition,
+  // Media and data integrity errors: the data could not be stored (the
+  // image's file system is full, a file-size limit) or read back.
+  kWriteFault,
+  kUnrecoveredReadError,
 };
 
-inline constexpr int kStatusCount = 11;
+inline constexpr int kStatusCount = 13;
 
 // Contract name, e.g. "ZONE_IS_FULL".
 std::string_view status_name(Status status);

@@ -1,6 +1,6 @@
-// Status names and NVMe codes. Generic statuses (SCT 0) come from the NVMe
-// base specification; the zone statuses (SCT 1, 0xB8-0xBF) from the ZNS
-// command set specification.
+// Status names and NVMe codes. Generic statuses (SCT 0) and the media
+// errors (SCT 2) come from the NVMe base specification; the zone statuses
+// (SCT 1, 0xB8-0xBF) from the ZNS command set specification.
 #include "zonelab/status.h"
 
 #include <array>
@@ -26,6 +26,8 @@ constexpr std::array<StatusInfo, kStatusCount> kStatusTable{{
     {"TOO_MANY_ACTIVE_ZONES", 0x1, 0xBD},
     {"TOO_MANY_OPEN_ZONES", 0x1, 0xBE},
     {"INVALID_ZONE_STATE_TRANSITION", 0x1, 0xBF},
+    {"WRITE_FAULT", 0x2, 0x80},
+    {"UNRECOVERED_READ_ERROR", 0x2, 0x81},
 }};
 
 const StatusInfo& info(Status status) { return kStatusTable[static_cast<size_t>(status)]; }

@@ -36,8 +36,31 @@ struct LifetimeCounters {
   uint64_t commands = 0;
 };
 
+// Where a device records, in the order it takes them, the commands that
+// changed its state -- the stack's journal over a device image. Data moves
+// first (a write's data is in the backing before its command is recorded),
+// and a command's record is made durable before any data it destroys goes
+// (a reset's) and before its completion is reported, so a process killed at
+// any instant leaves data and record in agreement.
+class CommandLog {
+ public:
+  virtual ~CommandLog() = default;
+  // A command that succeeded and changed the device's state.
+  virtual void taken(const Command& command) = 0;
+  // inject_zone (a test hook) changed a zone.
+  virtual void injected(uint32_t zone, ZoneState state) = 0;
+  // Makes what was recorded durable.
+  virtual void flush() = 0;
+};
+
+// Does a successful `command` change a device's state? (Reads do not.)
+inline bool changes_state(const Command& command) { return command.opcode != Opcode::kRead; }
+
 class ModeledDevice : public Device {
  public:
+  // Null: nothing is recorded (a device without an image, or replaying).
+  void set_command_log(CommandLog* log) { log_ = log; }
+
   virtual const Config& config() const = 0;
   virtual const Flash& flash() const = 0;
   virtual const HostCounters& counters() const = 0;
@@ -64,6 +87,19 @@ class ModeledDevice : public Device {
   // produced.
   virtual void export_state(ImageState& state) const = 0;
   virtual Outcome import_state(const ImageState& state) = 0;
+
+ protected:
+  // Records a command the device took, if it succeeded and changed state.
+  void log_taken(const Command& command) {
+    if (log_ != nullptr && command.status == Status::kSuccess && changes_state(command)) {
+      log_->taken(command);
+    }
+  }
+  void log_flush() {
+    if (log_ != nullptr) log_->flush();
+  }
+
+  CommandLog* log_ = nullptr;
 };
 
 }  // namespace zonelab

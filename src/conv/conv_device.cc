@@ -117,7 +117,35 @@ void ConvDevice::on_event(uint64_t tag) {
   Command& command = *reinterpret_cast<Command*>(tag);
   queue_.release();
   while (Command* next = queue_.admit_next()) admit(*next);
+  log_flush();  // a completion reported is a command recorded
   command.sink->on_complete(command);
+}
+
+bool ConvDevice::write_data(const Command& c) {
+  if (!backing_->stores_data()) return true;
+  // A backing keeps whole zones of the zoned view: one piece per zone.
+  uint64_t zone_lbas = info_.zone_size_lbas;
+  for (uint64_t lba = c.slba; lba < c.slba + c.nlb;) {
+    uint64_t end = std::min(c.slba + c.nlb, (lba / zone_lbas + 1) * zone_lbas);
+    const uint8_t* data =
+        c.data == nullptr ? nullptr : c.data + (lba - c.slba) * info_.lba_size_bytes;
+    if (!backing_->write(lba, static_cast<uint32_t>(end - lba), data)) return false;
+    lba = end;
+  }
+  return true;
+}
+
+bool ConvDevice::read_data(Command& c) {
+  uint64_t lba_bytes = info_.lba_size_bytes;
+  for (uint32_t i = 0; i < c.nlb; ++i) {
+    uint8_t* out = c.data + i * lba_bytes;
+    if (backing_->stores_data() && ftl_.where(c.slba + i) != Ftl::kUnmapped) {
+      if (!backing_->read(c.slba + i, 1, out)) return false;
+    } else {
+      std::memset(out, 0, lba_bytes);
+    }
+  }
+  return true;
 }
 
 void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
@@ -127,7 +155,14 @@ void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
   uint64_t zone_lbas = info_.zone_size_lbas;
   uint64_t first = (lba + zone_lbas - 1) / zone_lbas;
   uint64_t end = (lba + nlb) / zone_lbas;
-  if (end > first) backing_->discard(first * zone_lbas, (end - first) * zone_lbas);
+  if (end > first) released_.emplace_back(first * zone_lbas, (end - first) * zone_lbas);
+}
+
+void ConvDevice::discard_released() {
+  if (released_.empty()) return;
+  log_flush();  // the record of the trim is durable before the data goes
+  for (auto [lba, nlb] : released_) backing_->discard(lba, nlb);
+  released_.clear();
 }
 
 uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
@@ -147,6 +182,13 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
   } else {
     switch (c.opcode) {
       case Opcode::kWrite: {
+        // The data first: a write the backing cannot store fails before the
+        // FTL or the zoned view change (its LBAs then hold what they held,
+        // or part of the new data, as NVMe allows for a failed write).
+        if (!write_data(c)) {
+          c.status = Status::kWriteFault;
+          break;
+        }
         uint64_t bytes = c.nlb * lba_bytes;
         uint64_t received = link_in_.reserve(t0, link_ns(bytes));
         done = std::max(received, ftl_.write(c.slba, c.nlb, c.stream, received));
@@ -156,10 +198,6 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
         for (uint64_t lba = c.slba; lba < c.slba + c.nlb;) {
           uint64_t z = lba / zone_lbas;
           uint64_t end = std::min(c.slba + c.nlb, (z + 1) * zone_lbas);
-          if (backing_->stores_data()) {
-            backing_->write(lba, static_cast<uint32_t>(end - lba),
-                            c.data == nullptr ? nullptr : c.data + (lba - c.slba) * lba_bytes);
-          }
           wp_[z] = std::max(wp_[z], end - z * zone_lbas);
           lba = end;
         }
@@ -170,16 +208,7 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
         done = link_out_.reserve(ftl_.read(c.slba, c.nlb, t0), link_ns(bytes));
         counters_.host_read_bytes += bytes;
         lifetime_read_bytes_ += bytes;
-        if (c.data != nullptr) {
-          for (uint32_t i = 0; i < c.nlb; ++i) {
-            uint8_t* out = c.data + i * lba_bytes;
-            if (backing_->stores_data() && ftl_.where(c.slba + i) != Ftl::kUnmapped) {
-              backing_->read(c.slba + i, 1, out);
-            } else {
-              std::memset(out, 0, lba_bytes);
-            }
-          }
-        }
+        if (c.data != nullptr && !read_data(c)) c.status = Status::kUnrecoveredReadError;
         break;
       }
       case Opcode::kDeallocate:
@@ -214,6 +243,8 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
     }
   }
   ++counters_.statuses[static_cast<size_t>(c.status)];
+  log_taken(c);
+  discard_released();
   return done;
 }
 
@@ -223,82 +254,6 @@ void ConvDevice::reset_stats() {
   ftl_.reset_stats();
   link_in_.reset_stats();
   link_out_.reset_stats();
-}
-
-void ConvDevice::export_state(ImageState& state) const {
-  state.config = config_;
-  state.zones.resize(wp_.size());
-  for (uint32_t i = 0; i < wp_.size(); ++i) {
-    state.zones[i] = ImageZone{static_cast<uint8_t>(zone(i).state), wp_[i], 0, 0, 0};
-  }
-  state.next_open_seq = 1;
-  state.erase_counts = flash_.erase_counts();
-  state.zone_slots.clear();
-  state.slots.clear();
-  state.next_released_seq = 1;
-  state.ftl.emplace();
-  ftl_.export_state(*state.ftl);
-  state.ftl->clock_ns = sim_.now_ns();
-  for (uint32_t p = 0; p < flash_.planes(); ++p) {
-    state.ftl->plane_free_at_ns.push_back(flash_.plane_free_at_ns(p));
-  }
-  for (uint32_t ch = 0; ch < flash_.channels(); ++ch) {
-    state.ftl->channel_free_at_ns.push_back(flash_.channel_free_at_ns(ch));
-  }
-  state.lifetime_host_write_bytes = lifetime_write_bytes_;
-  state.lifetime_host_read_bytes = lifetime_read_bytes_;
-  state.lifetime_commands = lifetime_commands_;
-}
-
-Outcome ConvDevice::import_state(const ImageState& state) {
-  if (!state.ftl) return Error{"corrupt image: a block-interface image without its FTL"};
-  if (!state.zone_slots.empty() || !state.slots.empty()) {
-    return Error{"corrupt image: a block-interface image with a zone block map"};
-  }
-  if (state.zones.size() != wp_.size()) {
-    return Error{fmt::format("corrupt image: {} zones stored, configuration has {}",
-                             state.zones.size(), wp_.size())};
-  }
-  if (state.erase_counts.size() != flash_.erase_counts().size()) {
-    return Error{"corrupt image: erase counts do not match the flash geometry"};
-  }
-  // The zoned view keeps only write pointers; the state follows from them.
-  for (uint32_t i = 0; i < state.zones.size(); ++i) {
-    const ImageZone& z = state.zones[i];
-    if (z.wp > info_.zone_capacity_lbas || z.state != static_cast<uint8_t>(view_state(z.wp)) ||
-        z.data_end != 0 || z.pages_programmed != 0 || z.open_seq != 0) {
-      return Error{fmt::format("corrupt image: zone {} has an impossible zoned-view state", i)};
-    }
-  }
-  const ImageFtl& ftl = *state.ftl;
-  if (ftl.plane_free_at_ns.size() != flash_.planes() ||
-      ftl.channel_free_at_ns.size() != flash_.channels()) {
-    return Error{"corrupt image: ftl: free times do not match the flash geometry"};
-  }
-  // Bounded so that no later reservation can overflow: the clock to 2^62 ns
-  // (146 years), work in flight to kInFlightMaxNs past it.
-  constexpr uint64_t kClockMaxNs = 1ULL << 62;
-  constexpr uint64_t kInFlightMaxNs = 1ULL << 50;
-  if (ftl.clock_ns > kClockMaxNs || ftl.clock_ns < sim_.now_ns()) {
-    return Error{fmt::format("corrupt image: ftl: clock {} ns is out of range", ftl.clock_ns)};
-  }
-  for (const auto* times : {&ftl.plane_free_at_ns, &ftl.channel_free_at_ns}) {
-    for (uint64_t t : *times) {
-      if (t > ftl.clock_ns + kInFlightMaxNs) {
-        return Error{fmt::format("corrupt image: ftl: a resource busy until {} ns", t)};
-      }
-    }
-  }
-  Outcome imported = ftl_.import_state(ftl);
-  if (!imported) return imported;
-  sim_.advance_to(ftl.clock_ns);
-  flash_.restore_free_at_ns(ftl.plane_free_at_ns, ftl.channel_free_at_ns);
-  for (uint32_t i = 0; i < state.zones.size(); ++i) wp_[i] = state.zones[i].wp;
-  flash_.erase_counts() = state.erase_counts;
-  lifetime_write_bytes_ = state.lifetime_host_write_bytes;
-  lifetime_read_bytes_ = state.lifetime_host_read_bytes;
-  lifetime_commands_ = state.lifetime_commands;
-  return {};
 }
 
 Result<std::unique_ptr<ConvDevice>> make_conv_device(const Config& config, Simulator& sim,

@@ -62,6 +62,13 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
     return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
   }
   void trim(uint64_t lba, uint64_t nlb);
+  // Discards what trims released, after the command is recorded.
+  void discard_released();
+  // A write's data into the backing; false when it could not be stored.
+  bool write_data(const Command& command);
+  // A read's data from the backing (zeros for unmapped LBAs); false when the
+  // backing could not read it.
+  bool read_data(Command& command);
   // The zoned view's state of a zone with write pointer `wp` (zone-relative).
   ZoneState view_state(uint64_t wp) const;
 
@@ -75,7 +82,8 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   Timeline link_in_;
   Timeline link_out_;
   SubmissionQueue queue_;
-  std::vector<uint64_t> wp_;  // the zoned view: per zone, zone-relative
+  std::vector<uint64_t> wp_;                             // the zoned view: per zone, zone-relative
+  std::vector<std::pair<uint64_t, uint64_t>> released_;  // (lba, nlb) whose data goes
   uint64_t lifetime_write_bytes_ = 0;
   uint64_t lifetime_read_bytes_ = 0;
   uint64_t lifetime_commands_ = 0;

@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "controller/device_state.h"
+#include "flash/flash_state.h"
 #include "stack/device_factory.h"
 #include "workload/runner.h"
 
@@ -242,9 +244,9 @@ void expect_image_round_trip_continues(const std::string& gc) {
   rig.device->export_state(saved);
   auto decoded = Image::decode(Image::encode(saved, 0).value());
   ASSERT_TRUE(decoded.ok()) << decoded.error();
-  ASSERT_TRUE(decoded->ftl.has_value());
-  EXPECT_EQ(*decoded->ftl, *saved.ftl);
-  EXPECT_EQ(decoded->zones, saved.zones);
+  ASSERT_TRUE(get_ftl(*decoded).ok());
+  EXPECT_EQ(*get_ftl(*decoded), *get_ftl(saved));
+  EXPECT_EQ(*get_zone_records(*decoded), *get_zone_records(saved));
 
   Rig copy(c);
   Outcome imported = copy.device->import_state(*decoded);
@@ -258,11 +260,7 @@ void expect_image_round_trip_continues(const std::string& gc) {
   ImageState got;
   rig.device->export_state(want);
   copy.device->export_state(got);
-  EXPECT_EQ(*got.ftl, *want.ftl);
-  EXPECT_EQ(got.zones, want.zones);
-  EXPECT_EQ(got.erase_counts, want.erase_counts);
-  EXPECT_EQ(got.lifetime_host_write_bytes, want.lifetime_host_write_bytes);
-  EXPECT_EQ(got.lifetime_commands, want.lifetime_commands);
+  EXPECT_EQ(got.sections, want.sections);  // FTL, zones, erase counts, lifetime
 }
 
 TEST(ConvDeviceImage, RoundTripContinuesAsOneRunGreedy) {
@@ -318,18 +316,37 @@ TEST(ConvDeviceImage, ImportRefusesAnImpossibleZonedView) {
   ImageState good;
   rig.device->export_state(good);
   uint64_t cap = rig.device->info().zone_capacity_lbas;
+  auto zones = [](const std::function<void(std::vector<ZoneRecord>&)>& edit) {
+    return [edit](ImageState& s) {
+      std::vector<ZoneRecord> records = *get_zone_records(s);
+      edit(records);
+      put_zone_records(s, records);
+    };
+  };
+  auto ftl = [](const std::function<void(FtlState&)>& edit) {
+    return [edit](ImageState& s) {
+      FtlState state = *get_ftl(s);
+      edit(state);
+      put_ftl(s, state);
+    };
+  };
   std::vector<std::function<void(ImageState&)>> mutations = {
-      [&](ImageState& s) { s.zones[0].wp = cap + 1; },
-      [](ImageState& s) { s.zones[0].state = static_cast<uint8_t>(ZoneState::kClosed); },
-      [](ImageState& s) { s.zones[1].data_end = 1; },
-      [](ImageState& s) { s.zones.pop_back(); },
-      [](ImageState& s) { s.erase_counts.pop_back(); },
-      [](ImageState& s) { s.ftl.reset(); },
-      [](ImageState& s) { s.zone_slots = {0}; },
-      [](ImageState& s) { s.ftl->plane_free_at_ns.pop_back(); },
-      [](ImageState& s) { s.ftl->channel_free_at_ns[0] = UINT64_MAX; },
-      [](ImageState& s) { s.ftl->clock_ns = UINT64_MAX; },
-      [](ImageState& s) { s.ftl->l2p[0] = 0x0FFFFFFF; },
+      zones([&](auto& z) { z[0].wp = cap + 1; }),
+      zones([](auto& z) { z[0].state = static_cast<uint8_t>(ZoneState::kClosed); }),
+      zones([](auto& z) { z[1].data_end = 1; }),
+      zones([](auto& z) { z.pop_back(); }),
+      [](ImageState& s) {
+        std::vector<uint32_t> counts = *get_erase_counts(s);
+        counts.pop_back();
+        put_erase_counts(s, counts);
+      },
+      [](ImageState& s) { s.sections.erase(kSectionFtl); },
+      [](ImageState& s) { s.sections[6] = {1, 0, 0, 0, 0, 0, 0, 0}; },  // a ZNS block map
+      ftl([](FtlState& f) { f.plane_free_at_ns.pop_back(); }),
+      ftl([](FtlState& f) { f.channel_free_at_ns[0] = UINT64_MAX; }),
+      ftl([](FtlState& f) { f.clock_ns = UINT64_MAX; }),
+      ftl([](FtlState& f) { f.l2p[0] = 0x0FFFFFFF; }),
+      [](ImageState& s) { s.sections.erase(kSectionLifetime); },
   };
   for (size_t i = 0; i < mutations.size(); ++i) {
     ImageState bad = good;
@@ -343,6 +360,25 @@ TEST(ConvDeviceImage, ImportRefusesAnImpossibleZonedView) {
   }
   Rig fresh(c);
   EXPECT_TRUE(fresh.device->import_state(good).ok());
+}
+
+// What decodes must encode again: buffers that could outgrow any slot make a
+// state that could be loaded but never saved.
+TEST(ConvDeviceImage, ImportRefusesBuffersThatCouldOutgrowAnySlot) {
+  Config c = block_config({"store.backing=none", "flash.channels=1", "flash.dies_per_channel=1",
+                           "flash.planes_per_die=1", "flash.blocks_per_plane=16",
+                           "flash.pages_per_block=4", "flash.page_size=1MiB", "host.lba_size=512",
+                           "zns.zone_capacity=1MiB", "block.overprovisioning=50%"});
+  Rig rig(c);
+  ImageState state;
+  rig.device->export_state(state);
+  FtlState ftl = *get_ftl(state);
+  ftl.buffers.resize(140'000);  // 140000 x 2047 LBAs of room x 4 bytes > 1 GiB
+  put_ftl(state, ftl);
+  Rig fresh(c);
+  Outcome imported = fresh.device->import_state(state);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_NE(imported.error().find("could outgrow a slot"), std::string::npos) << imported.error();
 }
 
 }  // namespace

@@ -296,7 +296,7 @@ bool Ftl::consistent() const {
   return total == valid_total_;
 }
 
-void Ftl::export_state(ImageFtl& out) const {
+void Ftl::export_state(FtlState& out) const {
   out.l2p = l2p_;
   out.blocks.clear();
   out.blocks.reserve(block_.size());
@@ -305,10 +305,10 @@ void Ftl::export_state(ImageFtl& out) const {
   }
   out.planes.clear();
   for (const Plane& p : planes_) {
-    ImageFtlPlane plane;
+    FtlPlaneState plane;
     plane.free.assign(p.free.begin(), p.free.end());
     for (int64_t b : p.open) {
-      plane.open.push_back(b < 0 ? ImageFtlPlane::kNone : static_cast<uint32_t>(b));
+      plane.open.push_back(b < 0 ? FtlPlaneState::kNone : static_cast<uint32_t>(b));
     }
     out.planes.push_back(std::move(plane));
   }
@@ -323,7 +323,7 @@ void Ftl::export_state(ImageFtl& out) const {
 
 // Shapes, block states and the free and open lists: every free block is
 // listed free once, every open block is one opener's, a full block neither.
-Outcome Ftl::check_blocks(const ImageFtl& in) const {
+Outcome Ftl::check_blocks(const FtlState& in) const {
   if (in.l2p.size() != l2p_.size() || in.blocks.size() != block_.size() ||
       in.planes.size() != plane_count_ || in.buffers.size() != buffers_.size() ||
       in.cursors.size() != cursor_.size()) {
@@ -335,7 +335,7 @@ Outcome Ftl::check_blocks(const ImageFtl& in) const {
   }
   const uint32_t capacity = pages_ * lbas_per_page_;
   for (size_t b = 0; b < in.blocks.size(); ++b) {
-    const ImageFtlBlock& block = in.blocks[b];
+    const FtlBlockState& block = in.blocks[b];
     auto state = static_cast<BlockState>(block.state);
     bool pages_ok = state == BlockState::kFree ? block.next_page <= pages_ && block.valid_lbas == 0
                     : state == BlockState::kOpen ? block.next_page < pages_
@@ -348,7 +348,7 @@ Outcome Ftl::check_blocks(const ImageFtl& in) const {
   }
   std::vector<uint8_t> listed(block_.size(), 0);
   for (uint32_t p = 0; p < plane_count_; ++p) {
-    const ImageFtlPlane& plane = in.planes[p];
+    const FtlPlaneState& plane = in.planes[p];
     if (plane.open.size() != streams_ + 1) {
       return Error{fmt::format("plane {} has {} open-block entries (expected {})", p,
                                plane.open.size(), streams_ + 1)};
@@ -365,7 +365,7 @@ Outcome Ftl::check_blocks(const ImageFtl& in) const {
       }
     }
     for (uint32_t b : plane.open) {
-      if (b != ImageFtlPlane::kNone && !list(b, BlockState::kOpen)) {
+      if (b != FtlPlaneState::kNone && !list(b, BlockState::kOpen)) {
         return Error{fmt::format("plane {}: open block {} is not an open block", p, b)};
       }
     }
@@ -385,7 +385,7 @@ Outcome Ftl::check_blocks(const ImageFtl& in) const {
 
 // The map, its reverse and the buffers: every mapped slot lies in a written
 // page of a block in use, and each buffered LBA is in its buffer.
-Outcome Ftl::restore_maps(const ImageFtl& in) {
+Outcome Ftl::restore_maps(const FtlState& in) {
   std::vector<uint32_t> p2l(p2l_.size(), kUnmapped);
   uint64_t valid_total = 0;
   for (uint64_t lba = 0; lba < in.l2p.size(); ++lba) {
@@ -401,7 +401,7 @@ Outcome Ftl::restore_maps(const ImageFtl& in) {
     if (v >= p2l.size() || p2l[v] != kUnmapped) {
       return Error{fmt::format("LBA {} maps to slot {}, out of range or taken", lba, v)};
     }
-    const ImageFtlBlock& block = in.blocks[slot_block(v)];
+    const FtlBlockState& block = in.blocks[slot_block(v)];
     uint32_t page = v / lbas_per_page_ % pages_;
     if (static_cast<BlockState>(block.state) == BlockState::kFree || page >= block.next_page) {
       return Error{fmt::format("LBA {} maps to unwritten slot {}", lba, v)};
@@ -425,7 +425,7 @@ Outcome Ftl::restore_maps(const ImageFtl& in) {
   p2l_ = std::move(p2l);
   valid_total_ = valid_total;
   for (size_t b = 0; b < block_.size(); ++b) {
-    const ImageFtlBlock& block = in.blocks[b];
+    const FtlBlockState& block = in.blocks[b];
     block_[b] = Block{static_cast<BlockState>(block.state), block.next_page, block.valid_lbas,
                       block.last_write_ns};
   }
@@ -433,7 +433,7 @@ Outcome Ftl::restore_maps(const ImageFtl& in) {
     planes_[p].free.assign(in.planes[p].free.begin(), in.planes[p].free.end());
     for (size_t k = 0; k < planes_[p].open.size(); ++k) {
       uint32_t b = in.planes[p].open[k];
-      planes_[p].open[k] = b == ImageFtlPlane::kNone ? -1 : static_cast<int64_t>(b);
+      planes_[p].open[k] = b == FtlPlaneState::kNone ? -1 : static_cast<int64_t>(b);
     }
   }
   for (size_t owner = 0; owner < buffers_.size(); ++owner) buffers_[owner].lbas = in.buffers[owner];
@@ -442,7 +442,7 @@ Outcome Ftl::restore_maps(const ImageFtl& in) {
   return {};
 }
 
-Outcome Ftl::import_state(const ImageFtl& in) {
+Outcome Ftl::import_state(const FtlState& in) {
   Outcome checked = check_blocks(in);
   if (!checked) return Error{"corrupt image: ftl: " + checked.error()};
   // Restored over a copy, so a refused state leaves this FTL as it was.

@@ -24,8 +24,8 @@
 #include <deque>
 #include <vector>
 
+#include "conv/ftl_state.h"
 #include "flash/flash.h"
-#include "store/image.h"
 #include "zonelab/config.h"
 #include "zonelab/result.h"
 
@@ -74,8 +74,8 @@ class Ftl {
   // The whole mapping state, for a device image. import_state checks every
   // index, state and count against this FTL's geometry and refuses (changing
   // nothing) what the FTL could never have been in.
-  void export_state(ImageFtl& out) const;
-  Outcome import_state(const ImageFtl& in);
+  void export_state(FtlState& out) const;
+  Outcome import_state(const FtlState& in);
 
  private:
   enum class BlockState : uint8_t { kFree, kOpen, kFull };
@@ -108,8 +108,8 @@ class Ftl {
   // one if needed; -1 if the plane has no free block.
   int64_t open_block(uint32_t plane, uint32_t opener);
   uint64_t collect(uint32_t plane, uint64_t ready_ns);
-  Outcome check_blocks(const ImageFtl& in) const;
-  Outcome restore_maps(const ImageFtl& in);
+  Outcome check_blocks(const FtlState& in) const;
+  Outcome restore_maps(const FtlState& in);
   int64_t pick_victim(uint32_t plane, uint64_t now_ns) const;
   uint32_t next_plane(uint32_t stream);
 

@@ -198,14 +198,14 @@ void expect_import_continues_identically(const Config& c) {
   uint64_t t = 0;
   random_mix(ftl, static_cast<uint32_t>(c.block.streams), 11, 3000, t);
   ASSERT_GT(ftl.counters().gc_runs, 0u);
-  ImageFtl saved;
+  FtlState saved;
   ftl.export_state(saved);
 
   Flash flash_copy(c.flash);
   Ftl copy(c, flash_copy);
   ASSERT_TRUE(copy.import_state(saved).ok());
   copy_flash(flash, flash_copy);
-  ImageFtl again;
+  FtlState again;
   copy.export_state(again);
   EXPECT_EQ(again, saved);
   EXPECT_TRUE(copy.consistent());
@@ -216,8 +216,8 @@ void expect_import_continues_identically(const Config& c) {
   std::vector<uint64_t> got =
       random_mix(copy, static_cast<uint32_t>(c.block.streams), 12, 2000, t_copy);
   EXPECT_EQ(got, want);
-  ImageFtl end_want;
-  ImageFtl end_got;
+  FtlState end_want;
+  FtlState end_got;
   ftl.export_state(end_want);
   copy.export_state(end_got);
   EXPECT_EQ(end_got, end_want);
@@ -245,7 +245,7 @@ TEST(FtlState, ImportRefusesImpossibleStates) {
   uint64_t t = 0;
   random_mix(ftl, 2, 5, 2500, t);
   ftl.write(0, 1, 0, t);  // leave an LBA in stream 0's buffer
-  ImageFtl good;
+  FtlState good;
   ftl.export_state(good);
   ASSERT_FALSE(good.buffers[0].empty());
   uint32_t buffered = good.buffers[0][0];
@@ -266,23 +266,23 @@ TEST(FtlState, ImportRefusesImpossibleStates) {
 
   struct Case {
     const char* name;
-    std::function<void(ImageFtl&)> mutate;
+    std::function<void(FtlState&)> mutate;
   };
   std::vector<Case> cases = {
-      {"map shorter", [](ImageFtl& s) { s.l2p.pop_back(); }},
-      {"a block fewer", [](ImageFtl& s) { s.blocks.pop_back(); }},
-      {"a plane fewer", [](ImageFtl& s) { s.planes.pop_back(); }},
-      {"a buffer fewer", [](ImageFtl& s) { s.buffers.pop_back(); }},
-      {"a cursor fewer", [](ImageFtl& s) { s.cursors.pop_back(); }},
-      {"cursor beyond the planes", [](ImageFtl& s) { s.cursors[0] = 99; }},
-      {"block state unknown", [&](ImageFtl& s) { s.blocks[full].state = 3; }},
-      {"full block with a page left", [&](ImageFtl& s) { s.blocks[full].next_page -= 1; }},
-      {"open block past its end", [&](ImageFtl& s) { s.blocks[open].next_page = 8; }},
-      {"free block holding data", [&](ImageFtl& s) { s.blocks[free_block].valid_lbas = 1; }},
-      {"valid count off by one", [&](ImageFtl& s) { s.blocks[full].valid_lbas ^= 1; }},
-      {"LBA mapped beyond the flash", [&](ImageFtl& s) { s.l2p[mapped] = 0x0FFFFFFF; }},
+      {"map shorter", [](FtlState& s) { s.l2p.pop_back(); }},
+      {"a block fewer", [](FtlState& s) { s.blocks.pop_back(); }},
+      {"a plane fewer", [](FtlState& s) { s.planes.pop_back(); }},
+      {"a buffer fewer", [](FtlState& s) { s.buffers.pop_back(); }},
+      {"a cursor fewer", [](FtlState& s) { s.cursors.pop_back(); }},
+      {"cursor beyond the planes", [](FtlState& s) { s.cursors[0] = 99; }},
+      {"block state unknown", [&](FtlState& s) { s.blocks[full].state = 3; }},
+      {"full block with a page left", [&](FtlState& s) { s.blocks[full].next_page -= 1; }},
+      {"open block past its end", [&](FtlState& s) { s.blocks[open].next_page = 8; }},
+      {"free block holding data", [&](FtlState& s) { s.blocks[free_block].valid_lbas = 1; }},
+      {"valid count off by one", [&](FtlState& s) { s.blocks[full].valid_lbas ^= 1; }},
+      {"LBA mapped beyond the flash", [&](FtlState& s) { s.l2p[mapped] = 0x0FFFFFFF; }},
       {"two LBAs on one slot",
-       [&](ImageFtl& s) {
+       [&](FtlState& s) {
          for (uint32_t lba = mapped + 1;; ++lba) {
            if (s.l2p[lba] < Ftl::kBuffered) {
              s.l2p[lba] = s.l2p[mapped];
@@ -291,35 +291,35 @@ TEST(FtlState, ImportRefusesImpossibleStates) {
          }
        }},
       {"LBA in a buffer that does not exist",
-       [&](ImageFtl& s) { s.l2p[mapped] = Ftl::kBuffered + 1000; }},
-      {"buffered LBA missing from its buffer", [&](ImageFtl& s) { s.buffers[0].clear(); }},
+       [&](FtlState& s) { s.l2p[mapped] = Ftl::kBuffered + 1000; }},
+      {"buffered LBA missing from its buffer", [&](FtlState& s) { s.buffers[0].clear(); }},
       {"buffer holds an LBA mapped elsewhere",
-       [&](ImageFtl& s) { s.buffers[1].push_back(mapped); }},
-      {"buffer holds an LBA twice", [&](ImageFtl& s) { s.buffers[0].push_back(buffered); }},
+       [&](FtlState& s) { s.buffers[1].push_back(mapped); }},
+      {"buffer holds an LBA twice", [&](FtlState& s) { s.buffers[0].push_back(buffered); }},
       {"free list names a full block",
-       [&](ImageFtl& s) { s.planes[0].free.push_back(full % 128); }},
+       [&](FtlState& s) { s.planes[0].free.push_back(full % 128); }},
       {"free list names a block twice",
-       [](ImageFtl& s) { s.planes[0].free.push_back(s.planes[0].free.front()); }},
-      {"free list beyond the plane", [](ImageFtl& s) { s.planes[0].free.push_back(128); }},
-      {"free block missing from the list", [](ImageFtl& s) { s.planes[0].free.pop_back(); }},
+       [](FtlState& s) { s.planes[0].free.push_back(s.planes[0].free.front()); }},
+      {"free list beyond the plane", [](FtlState& s) { s.planes[0].free.push_back(128); }},
+      {"free block missing from the list", [](FtlState& s) { s.planes[0].free.pop_back(); }},
       {"open entry names a free block",
-       [](ImageFtl& s) {
+       [](FtlState& s) {
          for (uint32_t& b : s.planes[0].open) b = s.planes[0].free.front();
        }},
-      {"open entries missing", [](ImageFtl& s) { s.planes[0].open.pop_back(); }},
+      {"open entries missing", [](FtlState& s) { s.planes[0].open.pop_back(); }},
   };
   for (const Case& k : cases) {
-    ImageFtl bad = good;
+    FtlState bad = good;
     k.mutate(bad);
     Flash fresh_flash(c.flash);
     Ftl fresh(c, fresh_flash);
-    ImageFtl before;
+    FtlState before;
     fresh.export_state(before);
     Outcome imported = fresh.import_state(bad);
     ASSERT_FALSE(imported.ok()) << k.name;
     EXPECT_EQ(imported.error().rfind("corrupt image: ftl: ", 0), 0u) << imported.error();
     EXPECT_EQ(imported.error().find('\n'), std::string::npos) << k.name;
-    ImageFtl after;
+    FtlState after;
     fresh.export_state(after);
     EXPECT_EQ(after, before) << k.name;
   }

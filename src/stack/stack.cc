@@ -9,7 +9,9 @@
 #include <mutex>
 #include <thread>
 
+#include "stack/command_record.h"
 #include "stack/device_factory.h"
+#include "stack/image_journal.h"
 #include "zonelab/assert.h"
 
 namespace zonelab {
@@ -146,7 +148,7 @@ class WallClock final : public Clock {
 }  // namespace
 
 Stack::~Stack() {
-  if (!closed_) close(false);
+  if (!closed_) close(Save::kNo);
 }
 
 Result<std::unique_ptr<Stack>> Stack::assemble(std::unique_ptr<Stack> stack, const Config& config,
@@ -166,24 +168,30 @@ Result<std::unique_ptr<Stack>> Stack::assemble(std::unique_ptr<Stack> stack, con
   if (!top) return Error{top.error()};
   stack->top_ = *top;
   stack->scheduler_ = host.scheduler;
+  stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->closed_);
+  stack->clock_ = std::make_unique<VirtualClock>(stack->sim_);
   if (options.realtime) {
-    Outcome checked = check_realtime_options(options.realtime_options);
-    if (!checked) return Error{checked.error()};
-    stack->realtime_ =
-        std::make_unique<RealtimeDriver>(*stack->top_, stack->sim_, options.realtime_options);
-    stack->realtime_->start();
-    stack->io_ = std::make_unique<RealtimeBlocking>(*stack->realtime_, stack->device_->info());
-    stack->clock_ = std::make_unique<WallClock>(*stack->realtime_);
-  } else {
-    stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->closed_);
-    stack->clock_ = std::make_unique<VirtualClock>(stack->sim_);
+    Outcome started = stack->start_realtime(options.realtime_options);
+    if (!started) return Error{started.error()};
   }
   return stack;
 }
 
+Outcome Stack::start_realtime(const RealtimeOptions& options) {
+  ZL_ASSERT(realtime_ == nullptr && !closed_);
+  Outcome checked = check_realtime_options(options);
+  if (!checked) return checked;
+  realtime_ = std::make_unique<RealtimeDriver>(*top_, sim_, options);
+  realtime_->start();
+  io_ = std::make_unique<RealtimeBlocking>(*realtime_, device_->info());
+  clock_ = std::make_unique<WallClock>(*realtime_);
+  return {};
+}
+
 Result<std::unique_ptr<Stack>> Stack::open(const std::string& image_path,
                                            const StackOptions& options) {
-  auto image = Image::open(image_path);
+  auto image = Image::open(
+      image_path, options.read_only ? Image::Access::kReadOnly : Image::Access::kReadWrite);
   if (!image) return Error{image.error()};
   auto stack = std::unique_ptr<Stack>(new Stack());
   stack->image_ = std::move(image).value();
@@ -194,9 +202,96 @@ Result<std::unique_ptr<Stack>> Stack::open(const std::string& image_path,
   if (state.config.store.backing == "file") {
     backing = stack->image_->file_backing(state.config.host.lba_size_bytes);
   }
-  auto assembled = assemble(std::move(stack), state.config, std::move(backing), &state, options);
+  StackOptions virtual_options = options;
+  virtual_options.realtime = false;  // the journal is replayed in virtual time
+  auto assembled =
+      assemble(std::move(stack), state.config, std::move(backing), &state, virtual_options);
   if (!assembled) return Error{fmt::format("{}: {}", image_path, assembled.error())};
+  Outcome attached = (*assembled)->attach_image();
+  if (!attached) return Error{fmt::format("{}: {}", image_path, attached.error())};
+  if (options.realtime) {
+    Outcome started = (*assembled)->start_realtime(options.realtime_options);
+    if (!started) return Error{fmt::format("{}: {}", image_path, started.error())};
+  }
   return assembled;
+}
+
+Outcome Stack::attach_image() {
+  const DeviceInfo& info = device_->info();
+  uint64_t data_bytes_expected =
+      device_->config().store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
+  if (image_->data_bytes() != data_bytes_expected) {
+    return Error{fmt::format(
+        "corrupt image: its header gives a data region of {} bytes; its configuration ({} "
+        "backing, {} LBAs of {} bytes) needs {}",
+        image_->data_bytes(), device_->config().store.backing, info.capacity_lbas,
+        info.lba_size_bytes, data_bytes_expected)};
+  }
+  if (!image_->fallback_note().empty()) notes_.push_back(image_->fallback_note());
+  Outcome replayed = replay_journal();
+  if (!replayed) return replayed;
+  if (image_->read_only()) return {};
+  // An image made before journals existed gets one; one that was replayed
+  // is saved, so the journal starts empty again.
+  Outcome ready = !image_->has_journal() ? image_->add_journal()
+                  : replayed_ != 0       ? checkpoint()
+                                         : Outcome();
+  if (!ready) return ready;
+  journal_ = std::make_unique<ImageJournal>(*image_, [this] { return checkpoint(); });
+  device_->set_command_log(journal_.get());
+  return {};
+}
+
+Outcome Stack::replay_journal() {
+  const auto& records = image_->journal_found();
+  if (records.empty()) return {};
+  image_->set_replaying(true);
+  Outcome outcome;
+  for (size_t i = 0; i < records.size() && outcome; ++i) {
+    auto record = decode_command_record(records[i]);
+    if (!record) {
+      outcome = Error{fmt::format("corrupt image: journal record {}: {}", i, record.error())};
+      break;
+    }
+    if (record->kind == CommandRecord::Kind::kInject) {
+      Outcome injected = device_->inject_zone(record->zone, record->state);
+      if (!injected)
+        outcome = Error{fmt::format("corrupt image: journal record {}: {}", i, injected.error())};
+      continue;
+    }
+    Command command = record->command();
+    if (command.opcode == Opcode::kWrite || command.opcode == Opcode::kAppend) {
+      if (command.nlb == 0 || command.nlb > info().capacity_lbas) {
+        outcome = Error{fmt::format("corrupt image: journal record {}: {} blocks", i, command.nlb)};
+        break;
+      }
+    }
+    // The device itself, not the scheduler: the records are in the order
+    // the device took the commands.
+    VirtualBlocking replay(*device_, sim_, closed_);
+    replay.submit_wait(command);
+    sim_.run();
+    if (command.status != Status::kSuccess) {
+      outcome = Error{
+          fmt::format("corrupt image: journal record {} ({} at LBA {}) does not apply: {}", i,
+                      opcode_name(command.opcode), command.slba, status_name(command.status))};
+    }
+  }
+  image_->set_replaying(false);
+  if (!outcome) return outcome;
+  replayed_ = records.size();
+  notes_.push_back(
+      fmt::format("replayed {} command(s) from the journal (the image was not closed "
+                  "after them)",
+                  replayed_));
+  return {};
+}
+
+Outcome Stack::checkpoint() {
+  if (image_ == nullptr || image_->read_only()) return {};
+  ImageState state;
+  device_->export_state(state);
+  return image_->save(state);
 }
 
 Result<std::unique_ptr<Stack>> Stack::make(const Config& config, const StackOptions& options) {
@@ -285,15 +380,25 @@ RealtimeStats Stack::realtime_stats() const {
   return realtime_ != nullptr ? realtime_->stats() : RealtimeStats{};
 }
 
-Outcome Stack::close(bool save) {
+Outcome Stack::close(Save save) {
   if (closed_) return {};
   closed_ = true;
   if (clock_ != nullptr) clock_->stop();
   if (realtime_ != nullptr) realtime_->stop();
-  if (image_ == nullptr || !save) return {};
-  ImageState state;
-  device_->export_state(state);
-  return image_->save(state);
+  if (image_ == nullptr || image_->read_only() || device_ == nullptr) return {};
+  std::string journal_error =
+      journal_ != nullptr ? static_cast<ImageJournal&>(*journal_).error() : std::string();
+  if (journal_ != nullptr) journal_->flush();
+  device_->set_command_log(nullptr);
+  bool changed = image_->journal_records() != 0;
+  if (save == Save::kAlways || (save == Save::kIfChanged && changed)) {
+    Outcome saved = checkpoint();
+    if (!saved) return saved;
+  }
+  if (!journal_error.empty()) {
+    return Error{fmt::format("{}: the journal failed: {}", image_->path(), journal_error)};
+  }
+  return {};
 }
 
 }  // namespace zonelab

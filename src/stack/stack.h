@@ -20,14 +20,19 @@
 // Queries -- zone(), inspect() -- are safe from any thread: in real time
 // they wait for the device lock.
 //
-// With an image the stack holds the image's lock until close(); close()
-// stops the driver (commands accepted complete first) and saves the image.
+// With an image the stack holds the image's lock until close(). Every
+// command that changes the device is recorded in the image's journal before
+// its completion is reported (store/image.h), so a process killed at any
+// instant leaves an image that opens with it; open() replays the journal.
+// close() stops the driver (commands accepted complete first) and saves the
+// device's state, after which the journal starts empty.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "controller/modeled_device.h"
 #include "host/host_queue.h"
@@ -44,6 +49,9 @@ namespace zonelab {
 struct StackOptions {
   // The host I/O scheduler; empty: the configuration's host.scheduler.
   std::string scheduler;
+  // An image opened read-only (a shared lock): commands that would change
+  // the device are refused, and nothing is written to the file.
+  bool read_only = false;
   // A device thread paces the simulation to the wall clock and io() takes
   // commands from any thread (RealtimeDriver, sim/realtime.h).
   bool realtime = false;
@@ -103,10 +111,21 @@ class Stack {
   // The real-time driver's statistics (zeros in virtual time).
   RealtimeStats realtime_stats() const;
 
-  // Stops taking commands, completes those accepted, and with an image and
-  // `save`, writes the device's state into it. The stack answers queries
-  // afterwards but takes no command.
-  Outcome close(bool save = true);
+  // What open() has to tell besides an error (a corrupt newest metadata
+  // slot it stepped over; journal records it replayed), one line each.
+  const std::vector<std::string>& notes() const { return notes_; }
+  // Commands replayed from the journal at open().
+  uint64_t replayed() const { return replayed_; }
+
+  // Saves the device's state into the image now (a checkpoint).
+  Outcome checkpoint();
+
+  // Stops taking commands, completes those accepted, and with an image
+  // saves the device's state: kIfChanged when a command changed it since
+  // the last save, kAlways even if not (a benchmark's clock moved). The
+  // stack answers queries afterwards but takes no command.
+  enum class Save : uint8_t { kNo, kIfChanged, kAlways };
+  Outcome close(Save save = Save::kIfChanged);
 
  private:
   Stack() = default;
@@ -114,10 +133,19 @@ class Stack {
                                                  std::unique_ptr<Backing> backing,
                                                  const ImageState* state,
                                                  const StackOptions& options);
+  // Checks that the image's layout agrees with its configuration, replays
+  // its journal and starts recording into it (a writable image).
+  Outcome attach_image();
+  Outcome replay_journal();
+  // From virtual to real time: a device thread takes over the simulation.
+  Outcome start_realtime(const RealtimeOptions& options);
 
   Simulator sim_;
   std::unique_ptr<Image> image_;
   std::unique_ptr<ModeledDevice> device_;
+  std::unique_ptr<CommandLog> journal_;
+  std::vector<std::string> notes_;
+  uint64_t replayed_ = 0;
   std::unique_ptr<HostQueue> host_queue_;
   Device* top_ = nullptr;  // the host queue, or the device itself
   std::string scheduler_;

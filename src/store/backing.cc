@@ -13,10 +13,13 @@ namespace {
 class NoneBacking final : public Backing {
  public:
   bool stores_data() const override { return false; }
-  void write(uint64_t, uint32_t, const uint8_t*) override {}
+  bool write(uint64_t, uint32_t, const uint8_t*) override { return true; }
   // Stored nothing, so there is nothing to read: the device fills zeros
   // itself when stores_data() is false and never calls this.
-  void read(uint64_t, uint32_t, uint8_t*) override { ZL_ASSERT(false && "none backing read"); }
+  bool read(uint64_t, uint32_t, uint8_t*) override {
+    ZL_ASSERT(false && "none backing read");
+    return false;
+  }
   void discard(uint64_t, uint64_t) override {}
 };
 
@@ -31,7 +34,7 @@ class MemoryBacking final : public Backing {
 
   bool stores_data() const override { return true; }
 
-  void write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
+  bool write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
     std::vector<uint8_t>& zone = zone_for(lba);
     uint8_t* dst = zone.data() + offset_bytes(lba);
     size_t bytes = nlb * lba_size_;
@@ -41,17 +44,19 @@ class MemoryBacking final : public Backing {
     } else {
       std::memset(dst, 0, bytes);
     }
+    return true;
   }
 
-  void read(uint64_t lba, uint32_t nlb, uint8_t* out) override {
+  bool read(uint64_t lba, uint32_t nlb, uint8_t* out) override {
     size_t bytes = nlb * lba_size_;
     const std::vector<uint8_t>& zone = zones_[lba / zone_size_lbas_];
     if (zone.empty()) {
       std::memset(out, 0, bytes);
-      return;
+      return true;
     }
     ZL_ASSERT(offset_bytes(lba) + bytes <= zone.size());
     std::memcpy(out, zone.data() + offset_bytes(lba), bytes);
+    return true;
   }
 
   void discard(uint64_t lba, uint64_t nlb) override {

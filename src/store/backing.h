@@ -16,9 +16,13 @@ class Backing {
   // False for `none`: the device then returns zeros for written LBAs too
   // and never calls read().
   virtual bool stores_data() const = 0;
-  // `data` holds nlb blocks; null writes zeros.
-  virtual void write(uint64_t lba, uint32_t nlb, const uint8_t* data) = 0;
-  virtual void read(uint64_t lba, uint32_t nlb, uint8_t* out) = 0;
+  // `data` holds nlb blocks; null writes zeros. False when the data could
+  // not be stored (the file backing: a full disk, a file-size limit); the
+  // device then fails the command and changes nothing.
+  [[nodiscard]] virtual bool write(uint64_t lba, uint32_t nlb, const uint8_t* data) = 0;
+  // False when the data could not be read (the file backing: an I/O
+  // error); the device then fails the command rather than answer zeros.
+  [[nodiscard]] virtual bool read(uint64_t lba, uint32_t nlb, uint8_t* out) = 0;
   // Forget a range (zone reset, offline); later reads of it are not asked.
   virtual void discard(uint64_t lba, uint64_t nlb) = 0;
   // Push written data to stable storage (file backing); no-op otherwise.

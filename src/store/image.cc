@@ -1,7 +1,8 @@
 // The device image file: a checksummed header, two metadata slots written in
-// turn, and a sparse data region; plus the file backing over that region.
-// The byte layout is described in docs/image-format.md; this file is the
-// only code that reads or writes it.
+// turn, a sparse data region, and a journal region; plus the file backing
+// over the data region. The byte layout is described in
+// docs/image-format.md; this file frames the layers' sections, and is the
+// only code that reads or writes the file.
 //
 // Everything read from a file is bounded before it is used: lengths against
 // the bytes that are really there, counts against the limits in image.h.
@@ -25,7 +26,6 @@
 #include <utility>
 
 #include "zonelab/assert.h"
-#include "zonelab/device.h"
 
 namespace zonelab {
 namespace {
@@ -44,145 +44,15 @@ constexpr uint64_t kSlotHeadroomBytes = 1024;
 constexpr uint64_t kSectionHeaderBytes = 12;
 constexpr int kSectionsMax = 256;
 constexpr uint64_t kConfigBytesMax = 1 << 20;
-constexpr uint64_t kZoneRecordBytes = 29;
-constexpr uint64_t kLifetimeBytes = 24;
+constexpr uint64_t kJournalSectionBytes = 16;
+constexpr uint32_t kJournalMagic = 0x524A4C5A;  // "ZLJR"
+constexpr uint64_t kJournalRecordHeaderBytes = 24;
+constexpr uint64_t kJournalRecordTrailerBytes = 4;
 constexpr uint64_t kEncodeDataBytesMax = 64 << 20;
+constexpr uint64_t kEncodeJournalBytes = 4096;  // in memory: small, for tests and the fuzzer
 constexpr uint64_t kIoChunkBytes = 1 << 30;
 constexpr int kEintrRetriesMax = 1000;
 constexpr int kTempNameAttemptsMax = 100;
-
-enum SectionType : uint32_t {
-  kSectionConfig = 1,
-  kSectionZones = 2,
-  kSectionNextOpenSeq = 3,
-  kSectionEraseCounts = 4,
-  kSectionLifetime = 5,
-  kSectionBlockMap = 6,  // optional
-  kSectionFtl = 7,       // optional: present exactly in block-interface images
-};
-constexpr uint32_t kSectionTypeLast = kSectionFtl;
-constexpr uint32_t kSectionsOptional = (1u << kSectionBlockMap) | (1u << kSectionFtl);
-constexpr uint64_t kFtlBlockRecordBytes = 17;
-constexpr uint8_t kFtlBlockStateLast = 2;
-constexpr uint64_t kSlotRecordBytes = 12;
-
-const char* section_name(uint32_t type) {
-  switch (type) {
-    case kSectionConfig:
-      return "config";
-    case kSectionZones:
-      return "zones";
-    case kSectionNextOpenSeq:
-      return "next-open-seq";
-    case kSectionEraseCounts:
-      return "erase-counts";
-    case kSectionLifetime:
-      return "lifetime";
-    case kSectionBlockMap:
-      return "block-map";
-    case kSectionFtl:
-      return "ftl";
-  }
-  return "unknown";
-}
-
-// ---------------------------------------------------------------------------
-// CRC-32C: reflected Castagnoli polynomial, one table lookup per byte.
-
-constexpr uint32_t kCrc32cPolynomial = 0x82F63B78;
-
-constexpr std::array<uint32_t, 256> make_crc_table() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t crc = i;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ ((crc & 1) != 0 ? kCrc32cPolynomial : 0);
-    table[i] = crc;
-  }
-  return table;
-}
-
-constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
-
-// ---------------------------------------------------------------------------
-// Little-endian encoding, byte by byte so the layout never depends on the host.
-
-void store_u32(uint8_t* p, uint32_t value) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
-void store_u64(uint8_t* p, uint64_t value) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
-uint32_t load_u32(const uint8_t* p) {
-  uint32_t value = 0;
-  for (int i = 3; i >= 0; --i) value = (value << 8) | p[i];
-  return value;
-}
-
-uint64_t load_u64(const uint8_t* p) {
-  uint64_t value = 0;
-  for (int i = 7; i >= 0; --i) value = (value << 8) | p[i];
-  return value;
-}
-
-class ByteWriter {
- public:
-  explicit ByteWriter(std::vector<uint8_t>& out) : out_(out) {}
-  void u8(uint8_t value) { out_.push_back(value); }
-  void u32(uint32_t value) {
-    uint8_t bytes[4];
-    store_u32(bytes, value);
-    out_.insert(out_.end(), bytes, bytes + 4);
-  }
-  void u64(uint64_t value) {
-    uint8_t bytes[8];
-    store_u64(bytes, value);
-    out_.insert(out_.end(), bytes, bytes + 8);
-  }
-  void bytes(const void* data, size_t size) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    out_.insert(out_.end(), p, p + size);
-  }
-
- private:
-  std::vector<uint8_t>& out_;
-};
-
-// A cursor over bytes whose length the caller has already checked with has().
-class ByteReader {
- public:
-  ByteReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  size_t remaining() const { return size_ - pos_; }
-  bool has(uint64_t bytes) const { return bytes <= remaining(); }
-  uint8_t u8() {
-    ZL_ASSERT(has(1));
-    return data_[pos_++];
-  }
-  uint32_t u32() {
-    ZL_ASSERT(has(4));
-    uint32_t value = load_u32(data_ + pos_);
-    pos_ += 4;
-    return value;
-  }
-  uint64_t u64() {
-    ZL_ASSERT(has(8));
-    uint64_t value = load_u64(data_ + pos_);
-    pos_ += 8;
-    return value;
-  }
-  const uint8_t* take(uint64_t bytes) {
-    ZL_ASSERT(has(bytes));
-    const uint8_t* p = data_ + pos_;
-    pos_ += bytes;
-    return p;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
 
 uint64_t round_up(uint64_t value, uint64_t align) { return (value + align - 1) / align * align; }
 
@@ -278,102 +148,39 @@ Result<Header> decode_header(const uint8_t* data, size_t size, uint64_t file_byt
 }
 
 // ---------------------------------------------------------------------------
-// The payload: sections of (type u32, length u64, bytes).
+// The payload: sections of (type u32, length u64, bytes). The configuration
+// (type 1) and the journal's place (type 8) are the image's own; every other
+// section belongs to a layer of the device and passes through unread.
 
-void put_section(ByteWriter& writer, uint32_t type, const std::vector<uint8_t>& body) {
+// Where the journal region lies; absent in images made before it existed.
+struct JournalPlace {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+void put_section(ByteWriter& writer, uint32_t type, const uint8_t* body, uint64_t size) {
   writer.u32(type);
-  writer.u64(body.size());
-  writer.bytes(body.data(), body.size());
+  writer.u64(size);
+  writer.bytes(body, size);
 }
 
-std::vector<uint8_t> encode_zones(const std::vector<ImageZone>& zones) {
-  std::vector<uint8_t> body;
-  body.reserve(4 + zones.size() * kZoneRecordBytes);
-  ByteWriter writer(body);
-  writer.u32(static_cast<uint32_t>(zones.size()));
-  for (const ImageZone& zone : zones) {
-    writer.u8(zone.state);
-    writer.u64(zone.wp);
-    writer.u64(zone.data_end);
-    writer.u32(zone.pages_programmed);
-    writer.u64(zone.open_seq);
-  }
-  return body;
-}
-
-void put_u32s(ByteWriter& writer, const std::vector<uint32_t>& values) {
-  writer.u32(static_cast<uint32_t>(values.size()));
-  for (uint32_t value : values) writer.u32(value);
-}
-
-std::vector<uint8_t> encode_ftl(const ImageFtl& ftl) {
-  std::vector<uint8_t> body;
-  body.reserve(4 + ftl.l2p.size() * 4 + 4 + ftl.blocks.size() * kFtlBlockRecordBytes);
-  ByteWriter writer(body);
-  put_u32s(writer, ftl.l2p);
-  writer.u32(static_cast<uint32_t>(ftl.blocks.size()));
-  for (const ImageFtlBlock& block : ftl.blocks) {
-    writer.u8(block.state);
-    writer.u32(block.next_page);
-    writer.u32(block.valid_lbas);
-    writer.u64(block.last_write_ns);
-  }
-  writer.u32(static_cast<uint32_t>(ftl.planes.size()));
-  for (const ImageFtlPlane& plane : ftl.planes) {
-    put_u32s(writer, plane.free);
-    put_u32s(writer, plane.open);
-  }
-  writer.u32(static_cast<uint32_t>(ftl.buffers.size()));
-  for (const auto& buffer : ftl.buffers) put_u32s(writer, buffer);
-  put_u32s(writer, ftl.cursors);
-  writer.u64(ftl.gc_runs);
-  writer.u64(ftl.gc_moved_lbas);
-  writer.u64(ftl.trimmed_lbas);
-  writer.u64(ftl.skipped_planes);
-  writer.u64(ftl.clock_ns);
-  for (const auto* times : {&ftl.plane_free_at_ns, &ftl.channel_free_at_ns}) {
-    writer.u32(static_cast<uint32_t>(times->size()));
-    for (uint64_t t : *times) writer.u64(t);
-  }
-  return body;
-}
-
-std::vector<uint8_t> encode_payload(const ImageState& state) {
+std::vector<uint8_t> encode_payload(const ImageState& state, const JournalPlace& journal) {
   std::vector<uint8_t> payload;
   ByteWriter writer(payload);
   std::string config_text = config_to_toml(state.config);
-  put_section(writer, kSectionConfig, std::vector<uint8_t>(config_text.begin(), config_text.end()));
-  put_section(writer, kSectionZones, encode_zones(state.zones));
-
-  std::vector<uint8_t> body;
-  ByteWriter body_writer(body);
-  body_writer.u64(state.next_open_seq);
-  put_section(writer, kSectionNextOpenSeq, body);
-
-  body.clear();
-  body_writer.u32(static_cast<uint32_t>(state.erase_counts.size()));
-  for (uint32_t count : state.erase_counts) body_writer.u32(count);
-  put_section(writer, kSectionEraseCounts, body);
-
-  body.clear();
-  body_writer.u64(state.lifetime_host_write_bytes);
-  body_writer.u64(state.lifetime_host_read_bytes);
-  body_writer.u64(state.lifetime_commands);
-  put_section(writer, kSectionLifetime, body);
-
-  if (!state.zone_slots.empty() || !state.slots.empty()) {
-    body.clear();
-    body_writer.u32(static_cast<uint32_t>(state.zone_slots.size()));
-    for (uint32_t slot : state.zone_slots) body_writer.u32(slot);
-    body_writer.u32(static_cast<uint32_t>(state.slots.size()));
-    for (const ImageSlot& slot : state.slots) {
-      body_writer.u32(slot.stale_pages);
-      body_writer.u64(slot.released_seq);
-    }
-    body_writer.u64(state.next_released_seq);
-    put_section(writer, kSectionBlockMap, body);
+  put_section(writer, Image::kSectionConfig, reinterpret_cast<const uint8_t*>(config_text.data()),
+              config_text.size());
+  for (const auto& [type, body] : state.sections) {
+    ZL_ASSERT(type != Image::kSectionConfig && type != Image::kSectionJournal && type != 0);
+    put_section(writer, type, body.data(), body.size());
   }
-  if (state.ftl) put_section(writer, kSectionFtl, encode_ftl(*state.ftl));
+  if (journal.bytes != 0) {
+    std::vector<uint8_t> body;
+    ByteWriter body_writer(body);
+    body_writer.u64(journal.offset);
+    body_writer.u64(journal.bytes);
+    put_section(writer, Image::kSectionJournal, body.data(), body.size());
+  }
   return payload;
 }
 
@@ -402,217 +209,40 @@ Outcome decode_config(const uint8_t* body, uint64_t length, Config& config) {
   return {};
 }
 
-Outcome decode_zones(const uint8_t* body, uint64_t length, std::vector<ImageZone>& zones) {
-  if (length < 4) return Error{"zones section is shorter than its count"};
-  uint32_t count = load_u32(body);
-  if (count > Image::kZoneCountMax) {
-    return Error{fmt::format("zones section: {} zones (limit {})", count, Image::kZoneCountMax)};
-  }
-  uint64_t length_expected = 4 + count * kZoneRecordBytes;
-  if (length != length_expected) {
-    return Error{fmt::format("zones section: {} bytes for {} zones (expected {})", length, count,
-                             length_expected)};
-  }
-  ByteReader reader(body + 4, length - 4);
-  zones.assign(count, ImageZone{});
-  for (uint32_t i = 0; i < count; ++i) {
-    ImageZone& zone = zones[i];
-    zone.state = reader.u8();
-    zone.wp = reader.u64();
-    zone.data_end = reader.u64();
-    zone.pages_programmed = reader.u32();
-    zone.open_seq = reader.u64();
-    if (zone.state >= kZoneStateCount) {
-      return Error{fmt::format("zone {}: state {} is not a zone state", i, zone.state)};
-    }
-    if (zone.data_end > zone.wp) {
-      return Error{fmt::format("zone {}: data end {} is beyond the write pointer {}", i,
-                               zone.data_end, zone.wp)};
-    }
-  }
-  return {};
-}
-
-Outcome decode_erase_counts(const uint8_t* body, uint64_t length, std::vector<uint32_t>& counts) {
-  if (length < 4) return Error{"erase-counts section is shorter than its count"};
-  uint32_t count = load_u32(body);
-  if (count > Image::kEraseCountsMax) {
+Outcome decode_journal_place(const uint8_t* body, uint64_t length, JournalPlace& place) {
+  if (length != kJournalSectionBytes) {
     return Error{
-        fmt::format("erase-counts section: {} blocks (limit {})", count, Image::kEraseCountsMax)};
+        fmt::format("journal section has {} bytes (expected {})", length, kJournalSectionBytes)};
   }
-  uint64_t length_expected = 4 + uint64_t{count} * 4;
-  if (length != length_expected) {
-    return Error{fmt::format("erase-counts section: {} bytes for {} blocks (expected {})", length,
-                             count, length_expected)};
+  place.offset = load_u64(body);
+  place.bytes = load_u64(body + 8);
+  if (place.bytes == 0 || place.bytes > Image::kJournalBytesMax || place.bytes % kAlignBytes != 0 ||
+      place.offset % kAlignBytes != 0) {
+    return Error{fmt::format("journal section: a region of {} bytes at {} is not allowed",
+                             place.bytes, place.offset)};
   }
-  counts.resize(count);
-  for (uint32_t i = 0; i < count; ++i) counts[i] = load_u32(body + 4 + uint64_t{i} * 4);
   return {};
 }
 
-Outcome decode_block_map(const uint8_t* body, uint64_t length, ImageState& state) {
-  ByteReader reader(body, length);
-  if (!reader.has(4)) return Error{"block-map section is shorter than its zone count"};
-  uint32_t zones = reader.u32();
-  if (zones > Image::kZoneCountMax || !reader.has(uint64_t{zones} * 4 + 4)) {
-    return Error{fmt::format("block-map section: {} zones do not fit in {} bytes", zones, length)};
-  }
-  state.zone_slots.resize(zones);
-  for (uint32_t& slot : state.zone_slots) slot = reader.u32();
-  uint32_t slots = reader.u32();
-  uint64_t rest = uint64_t{slots} * kSlotRecordBytes + 8;
-  if (slots > Image::kZoneCountMax || reader.remaining() != rest) {
-    return Error{fmt::format("block-map section: {} bytes for {} zones and {} physical zones",
-                             length, zones, slots)};
-  }
-  state.slots.resize(slots);
-  for (ImageSlot& slot : state.slots) {
-    slot.stale_pages = reader.u32();
-    slot.released_seq = reader.u64();
-  }
-  state.next_released_seq = reader.u64();
-  return {};
-}
-
-// A count followed by that many u32 values; `what` names the list.
-Outcome read_u32s(ByteReader& reader, const char* what, uint64_t limit,
-                  std::vector<uint32_t>& values) {
-  if (!reader.has(4)) return Error{fmt::format("ftl section: {} cut short", what)};
-  uint32_t count = reader.u32();
-  if (count > limit || !reader.has(uint64_t{count} * 4)) {
-    return Error{fmt::format("ftl section: {} {} do not fit (limit {}, {} bytes left)", count, what,
-                             limit, reader.remaining())};
-  }
-  values.resize(count);
-  for (uint32_t& value : values) value = reader.u32();
-  return {};
-}
-
-// The section's shape only; conv/ftl.cc checks the contents against the
-// configuration's geometry when a device imports it.
-Outcome decode_ftl(const uint8_t* body, uint64_t length, ImageState& state) {
-  ByteReader reader(body, length);
-  ImageFtl ftl;
-  Outcome read = read_u32s(reader, "logical blocks", Image::kFtlLbasMax, ftl.l2p);
-  if (!read) return read;
-  if (!reader.has(4)) return Error{"ftl section: block count cut short"};
-  uint32_t blocks = reader.u32();
-  if (blocks > Image::kEraseCountsMax || !reader.has(uint64_t{blocks} * kFtlBlockRecordBytes)) {
-    return Error{fmt::format("ftl section: {} blocks do not fit in {} bytes", blocks, length)};
-  }
-  ftl.blocks.resize(blocks);
-  for (uint32_t b = 0; b < blocks; ++b) {
-    ImageFtlBlock& block = ftl.blocks[b];
-    block.state = reader.u8();
-    block.next_page = reader.u32();
-    block.valid_lbas = reader.u32();
-    block.last_write_ns = reader.u64();
-    if (block.state > kFtlBlockStateLast) {
-      return Error{fmt::format("ftl section: block {} has state {}", b, block.state)};
-    }
-  }
-  if (!reader.has(4)) return Error{"ftl section: plane count cut short"};
-  uint32_t planes = reader.u32();
-  // Each plane takes at least its two counts.
-  if (planes > blocks || !reader.has(uint64_t{planes} * 8)) {
-    return Error{fmt::format("ftl section: {} planes for {} blocks", planes, blocks)};
-  }
-  ftl.planes.resize(planes);
-  for (ImageFtlPlane& plane : ftl.planes) {
-    if (!(read = read_u32s(reader, "free blocks", blocks, plane.free))) return read;
-    if (!(read = read_u32s(reader, "open blocks", blocks, plane.open))) return read;
-  }
-  if (!reader.has(4)) return Error{"ftl section: buffer count cut short"};
-  uint32_t buffers = reader.u32();
-  if (!reader.has(uint64_t{buffers} * 4)) {
-    return Error{fmt::format("ftl section: {} buffers do not fit", buffers)};
-  }
-  ftl.buffers.resize(buffers);
-  for (auto& buffer : ftl.buffers) {
-    if (!(read = read_u32s(reader, "buffered LBAs", ftl.l2p.size(), buffer))) return read;
-  }
-  if (!(read = read_u32s(reader, "stream cursors", buffers, ftl.cursors))) return read;
-  if (!reader.has(40)) return Error{"ftl section: counters cut short"};
-  ftl.gc_runs = reader.u64();
-  ftl.gc_moved_lbas = reader.u64();
-  ftl.trimmed_lbas = reader.u64();
-  ftl.skipped_planes = reader.u64();
-  ftl.clock_ns = reader.u64();
-  for (auto* times : {&ftl.plane_free_at_ns, &ftl.channel_free_at_ns}) {
-    if (!reader.has(4)) return Error{"ftl section: free times cut short"};
-    uint32_t count = reader.u32();
-    if (count > planes || !reader.has(uint64_t{count} * 8)) {
-      return Error{fmt::format("ftl section: {} free times for {} planes", count, planes)};
-    }
-    times->resize(count);
-    for (uint64_t& t : *times) t = reader.u64();
-  }
-  if (reader.remaining() != 0) {
-    return Error{fmt::format("ftl section: {} bytes after its end", reader.remaining())};
-  }
-  state.ftl = std::move(ftl);
-  return {};
-}
-
-Outcome decode_section(uint32_t type, const uint8_t* body, uint64_t length, ImageState& state) {
-  uint64_t length_fixed = type == kSectionNextOpenSeq ? 8 : type == kSectionLifetime ? 24 : 0;
-  if (length_fixed != 0 && length != length_fixed) {
-    return Error{fmt::format("{} section has {} bytes (expected {})", section_name(type), length,
-                             length_fixed)};
-  }
-  switch (type) {
-    case kSectionConfig:
-      return decode_config(body, length, state.config);
-    case kSectionZones:
-      return decode_zones(body, length, state.zones);
-    case kSectionNextOpenSeq:
-      state.next_open_seq = load_u64(body);
-      return {};
-    case kSectionEraseCounts:
-      return decode_erase_counts(body, length, state.erase_counts);
-    case kSectionLifetime:
-      state.lifetime_host_write_bytes = load_u64(body);
-      state.lifetime_host_read_bytes = load_u64(body + 8);
-      state.lifetime_commands = load_u64(body + 16);
-      return {};
-    case kSectionBlockMap:
-      return decode_block_map(body, length, state);
-    case kSectionFtl:
-      return decode_ftl(body, length, state);
-  }
-  ZL_ASSERT(false && "decode_section called with an unknown type");
-  return Error{"internal: unknown section"};
-}
-
-// An FTL section grows after create only in its page buffers (the free
-// lists shrink as blocks open, the rest has a fixed size): each buffer holds
-// at most one LBA less than a page. The room left counts what the buffers
-// may still take, so a later state's payload plus its room is never more
-// than the created one's.
-uint64_t ftl_growth_bytes(const ImageState& state) {
-  if (!state.ftl || state.config.host.lba_size_bytes == 0) return 0;
-  uint64_t lbas_per_page = state.config.flash.page_size_bytes / state.config.host.lba_size_bytes;
-  if (lbas_per_page == 0) return 0;
-  uint64_t room_lbas = 0;
-  for (const auto& buffer : state.ftl->buffers) {
-    room_lbas += lbas_per_page - 1 - std::min<uint64_t>(buffer.size(), lbas_per_page - 1);
-  }
-  return room_lbas * 4;
-}
+struct Payload {
+  ImageState state;
+  JournalPlace journal;
+};
 
 // The slot create gives a state whose slot (header and payload) takes
 // `slot_size` bytes: room for the configuration text to grow when a later
-// save changes it, and for the FTL's buffers to fill.
+// save changes it, and for the sections to grow as their layer says.
 uint64_t planned_slot_bytes(uint64_t slot_size, const ImageState& state) {
-  uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size();
-  return round_up(slot_size + headroom_bytes + ftl_growth_bytes(state), kAlignBytes);
+  uint64_t headroom_bytes = kSlotHeadroomBytes + config_to_toml(state.config).size() +
+                            kSectionHeaderBytes + kJournalSectionBytes;
+  return round_up(slot_size + headroom_bytes + state.growth_bytes, kAlignBytes);
 }
 
-Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
-  static_assert(kLifetimeBytes == 24);
-  ImageState state;
+Result<Payload> decode_payload(const uint8_t* data, size_t size) {
+  Payload payload;
   ByteReader reader(data, size);
-  uint32_t seen = 0;  // bit per known section type
+  bool config_seen = false;
+  bool journal_seen = false;
   for (int index = 0; reader.remaining() > 0; ++index) {
     if (index == kSectionsMax) return Error{fmt::format("more than {} sections", kSectionsMax)};
     if (!reader.has(kSectionHeaderBytes)) return Error{"section header cut short"};
@@ -623,35 +253,74 @@ Result<ImageState> decode_payload(const uint8_t* data, size_t size) {
                                reader.remaining())};
     }
     const uint8_t* body = reader.take(length);
-    // A section type this version does not know came from a later version
-    // that added it as optional; skipping it is what the format promises.
-    if (type == 0 || type > kSectionTypeLast) continue;
-    uint32_t bit = 1u << type;
-    if ((seen & bit) != 0) return Error{fmt::format("duplicate {} section", section_name(type))};
-    seen |= bit;
-    Outcome outcome = decode_section(type, body, length, state);
-    if (!outcome) return Error{outcome.error()};
-  }
-  for (uint32_t type = 1; type <= kSectionTypeLast; ++type) {
-    if ((seen & (1u << type)) == 0 && (kSectionsOptional & (1u << type)) == 0) {
-      return Error{fmt::format("missing {} section", section_name(type))};
+    if (type == 0) return Error{fmt::format("section {} has type 0", index)};
+    if (type == Image::kSectionConfig) {
+      if (config_seen) return Error{"duplicate config section"};
+      config_seen = true;
+      Outcome outcome = decode_config(body, length, payload.state.config);
+      if (!outcome) return Error{outcome.error()};
+      continue;
     }
+    if (type == Image::kSectionJournal) {
+      if (journal_seen) return Error{"duplicate journal section"};
+      journal_seen = true;
+      Outcome outcome = decode_journal_place(body, length, payload.journal);
+      if (!outcome) return Error{outcome.error()};
+      continue;
+    }
+    auto [it, inserted] =
+        payload.state.sections.emplace(type, std::vector<uint8_t>(body, body + length));
+    if (!inserted) return Error{fmt::format("duplicate section of type {}", type)};
   }
-  // The FTL belongs to the block interface and the block map to ZNS.
-  bool block = state.config.interface == "block";
-  if (block && !state.ftl) return Error{"block-interface image without its ftl section"};
-  if (!block && state.ftl) {
-    return Error{fmt::format("ftl section in an image of interface '{}'", state.config.interface)};
+  if (!config_seen) return Error{"missing config section"};
+  return payload;
+}
+
+// ---------------------------------------------------------------------------
+// The journal region: records back to back from its start, each
+//   magic u32 | payload bytes u32 | epoch u64 | index u64 | payload | CRC u32
+// where the epoch is the sequence of the slot the records follow and the
+// index counts from 0. The records of a slot end at the first that does not
+// check (torn by a kill, or an older epoch's).
+
+std::vector<uint8_t> journal_record(uint64_t epoch, uint64_t index,
+                                    const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> record;
+  record.reserve(kJournalRecordHeaderBytes + payload.size() + kJournalRecordTrailerBytes);
+  ByteWriter writer(record);
+  writer.u32(kJournalMagic);
+  writer.u32(static_cast<uint32_t>(payload.size()));
+  writer.u64(epoch);
+  writer.u64(index);
+  writer.bytes(payload.data(), payload.size());
+  writer.u32(crc32c(record.data(), record.size()));
+  return record;
+}
+
+// The valid records of `epoch` at the start of `region`; `used` is where
+// they end.
+std::vector<std::vector<uint8_t>> parse_journal(const uint8_t* region, uint64_t bytes,
+                                                uint64_t epoch, uint64_t& used) {
+  std::vector<std::vector<uint8_t>> records;
+  used = 0;
+  ByteReader reader(region, bytes);
+  while (reader.has(kJournalRecordHeaderBytes + kJournalRecordTrailerBytes)) {
+    const uint8_t* start = region + used;
+    if (reader.u32() != kJournalMagic) break;
+    uint32_t length = reader.u32();
+    uint64_t record_epoch = reader.u64();
+    uint64_t index = reader.u64();
+    if (length > Image::kJournalRecordBytesMax || record_epoch != epoch ||
+        index != records.size() || !reader.has(uint64_t{length} + kJournalRecordTrailerBytes)) {
+      break;
+    }
+    const uint8_t* body = reader.take(length);
+    uint32_t crc = reader.u32();
+    if (crc != crc32c(start, kJournalRecordHeaderBytes + length)) break;
+    records.emplace_back(body, body + length);
+    used += kJournalRecordHeaderBytes + length + kJournalRecordTrailerBytes;
   }
-  if (block && (!state.zone_slots.empty() || !state.slots.empty())) {
-    return Error{"block-map section in a block-interface image"};
-  }
-  // What decodes must encode again: create could not size a slot for more.
-  if (state.ftl && planned_slot_bytes(kSlotHeaderBytes + size, state) > Image::kSlotBytesMax) {
-    return Error{fmt::format("ftl section: {} page buffers could outgrow a slot",
-                             state.ftl->buffers.size())};
-  }
-  return state;
+  return records;
 }
 
 // ---------------------------------------------------------------------------
@@ -665,7 +334,7 @@ struct SlotHeader {
 
 struct SlotContent {
   uint64_t sequence = 0;
-  ImageState state;
+  Payload payload;
 };
 
 Result<SlotHeader> decode_slot_header(const uint8_t* data, uint64_t slot_bytes) {
@@ -691,26 +360,47 @@ Result<SlotContent> decode_slot_payload(const uint8_t* slot_header_bytes, const 
   crc = crc32c(payload, header.payload_bytes, crc);
   if (crc != header.crc) return Error{"checksum mismatch"};
   if (header.sequence == 0) return Error{"sequence 0 is never written"};
-  auto state = decode_payload(payload, header.payload_bytes);
-  if (!state) return Error{state.error()};
-  return SlotContent{header.sequence, std::move(state).value()};
+  auto decoded = decode_payload(payload, header.payload_bytes);
+  if (!decoded) return Error{decoded.error()};
+  return SlotContent{header.sequence, std::move(decoded).value()};
+}
+
+std::vector<uint8_t> encode_slot(const ImageState& state, uint64_t sequence,
+                                 const JournalPlace& journal) {
+  std::vector<uint8_t> payload = encode_payload(state, journal);
+  std::vector<uint8_t> slot;
+  slot.reserve(kSlotHeaderBytes + payload.size());
+  ByteWriter writer(slot);
+  writer.bytes(kSlotMagic, sizeof kSlotMagic);
+  writer.u64(sequence);
+  writer.u64(payload.size());
+  writer.u32(0);  // reserved
+  ZL_ASSERT(slot.size() == kSlotChecksummedHeaderBytes);
+  uint32_t crc = crc32c(payload.data(), payload.size(), crc32c(slot.data(), slot.size()));
+  writer.u32(crc);
+  writer.bytes(payload.data(), payload.size());
+  return slot;
 }
 
 // Encodes a slot and reads it back: an image must never hold a state that
 // open() would refuse, so create and save reject such a state up front.
-Result<std::vector<uint8_t>> encode_slot_checked(const ImageState& state, uint64_t sequence) {
-  if (state.zones.size() > Image::kZoneCountMax) {
-    return Error{fmt::format("{} zones is more than an image holds ({})", state.zones.size(),
-                             Image::kZoneCountMax)};
+Result<std::vector<uint8_t>> encode_slot_checked(const ImageState& state, uint64_t sequence,
+                                                 const JournalPlace& journal) {
+  for (const auto& [type, body] : state.sections) {
+    if (type == 0 || type == Image::kSectionConfig || type == Image::kSectionJournal) {
+      return Error{fmt::format("section type {} is the image's own", type)};
+    }
+    if (body.size() > Image::kSectionBytesMax) {
+      return Error{fmt::format("a section of {} bytes is more than an image holds", body.size())};
+    }
   }
-  if (state.erase_counts.size() > Image::kEraseCountsMax) {
-    return Error{fmt::format("{} erase blocks is more than an image holds ({})",
-                             state.erase_counts.size(), Image::kEraseCountsMax)};
+  if (state.sections.size() + 2 > kSectionsMax) {
+    return Error{fmt::format("{} sections is more than a slot holds", state.sections.size())};
   }
-  std::vector<uint8_t> slot = Image::encode_metadata(state, sequence);
+  std::vector<uint8_t> slot = encode_slot(state, sequence, journal);
   auto decoded = decode_payload(slot.data() + kSlotHeaderBytes, slot.size() - kSlotHeaderBytes);
   if (!decoded) return Error{"the state would not read back: " + decoded.error()};
-  if (config_to_toml(decoded->config) != config_to_toml(state.config)) {
+  if (config_to_toml(decoded->state.config) != config_to_toml(state.config)) {
     return Error{"the configuration would not read back unchanged"};
   }
   return slot;
@@ -808,7 +498,18 @@ struct Loaded {
   Header header;
   SlotContent content;
   int slot = 0;
+  std::string fallback_note;  // the newest slot was unreadable
+  std::vector<std::vector<uint8_t>> journal;
+  uint64_t journal_used = 0;
 };
+
+// The slot's sequence as its header claims, checked or not (0: none).
+uint64_t claimed_sequence(ByteSource& source, const Header& header, int slot) {
+  uint8_t bytes[kSlotHeaderBytes];
+  if (!source.read(slot_offset(header, slot), kSlotHeaderBytes, bytes)) return 0;
+  if (std::memcmp(bytes, kSlotMagic, sizeof kSlotMagic) != 0) return 0;
+  return load_u64(bytes + 8);
+}
 
 Result<SlotContent> load_slot(ByteSource& source, const Header& header, int slot) {
   uint64_t offset = slot_offset(header, slot);
@@ -823,6 +524,27 @@ Result<SlotContent> load_slot(ByteSource& source, const Header& header, int slot
   read = source.read(offset + kSlotHeaderBytes, payload.size(), payload.data());
   if (!read) return Error{read.error()};
   return decode_slot_payload(slot_header_bytes, *slot_header, payload.data());
+}
+
+Outcome load_journal(ByteSource& source, Loaded& loaded) {
+  const JournalPlace& place = loaded.content.payload.journal;
+  if (place.bytes == 0) return {};
+  uint64_t data_end = loaded.header.data_offset_bytes + loaded.header.data_bytes;
+  if (place.offset < data_end) {
+    return Error{fmt::format(
+        "corrupt image: the journal region at {} overlaps the data region (which ends at {})",
+        place.offset, data_end)};
+  }
+  if (place.offset > source.size() || place.bytes > source.size() - place.offset) {
+    return Error{fmt::format("truncated image ({} bytes, its journal ends at {})", source.size(),
+                             place.offset + place.bytes)};
+  }
+  std::vector<uint8_t> region(place.bytes);
+  Outcome read = source.read(place.offset, place.bytes, region.data());
+  if (!read) return read;
+  loaded.journal =
+      parse_journal(region.data(), region.size(), loaded.content.sequence, loaded.journal_used);
+  return {};
 }
 
 Result<Loaded> load_image(ByteSource& source) {
@@ -842,38 +564,60 @@ Result<Loaded> load_image(ByteSource& source) {
       continue;
     }
     if (!best || content->sequence > best->content.sequence) {
-      best = Loaded{*header, std::move(content).value(), slot};
+      best = Loaded{*header, std::move(content).value(), slot, {}, {}, 0};
     }
   }
   if (!best) {
     return Error{fmt::format("corrupt image: no valid metadata slot (slot A: {}; slot B: {})",
                              why[0], why[1])};
   }
+  // A slot that is there but does not check, and claims to be newer (or
+  // cannot say), was the newest: say that the older one is used.
+  int other = 1 - best->slot;
+  if (!why[other].empty() && why[other] != "never written" &&
+      claimed_sequence(source, *header, other) != best->content.sequence - 1) {
+    best->fallback_note = fmt::format(
+        "metadata slot {} (the newest) is unreadable ({}); using slot {} (sequence {})",
+        other == 0 ? "A" : "B", why[other], best->slot == 0 ? "A" : "B", best->content.sequence);
+  }
+  Outcome journal = load_journal(source, *best);
+  if (!journal) return Error{journal.error()};
   return std::move(*best);
 }
 
 // ---------------------------------------------------------------------------
-// Planning a new image.
+// Planning a new image: header, slots, data, then the journal region.
 
 struct Plan {
   Header header;
+  JournalPlace journal;
   std::vector<uint8_t> slot;  // slot A, sequence 1
+  uint64_t file_bytes = 0;
 };
 
-Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes) {
+Result<Plan> plan_image(const ImageState& state, uint64_t data_bytes, uint64_t journal_bytes) {
   if (data_bytes > Image::kDataBytesMax) {
     return Error{fmt::format("a data region of {} bytes is larger than an image holds ({})",
                              data_bytes, Image::kDataBytesMax)};
   }
-  auto slot = encode_slot_checked(state, 1);
-  if (!slot) return Error{slot.error()};
-  uint64_t slot_bytes = planned_slot_bytes(slot->size(), state);
+  // The journal's place is known before the slot size only roughly; encode
+  // once to size the slots, then again with the real place (same length).
+  auto sized = encode_slot_checked(state, 1, JournalPlace{kAlignBytes, Image::kJournalBytes});
+  if (!sized) return Error{sized.error()};
+  uint64_t slot_bytes = planned_slot_bytes(sized->size(), state);
   if (slot_bytes > Image::kSlotBytesMax) {
-    return Error{fmt::format("metadata of {} bytes is larger than a slot holds ({})", slot->size(),
+    return Error{fmt::format("metadata of {} bytes is larger than a slot holds ({})", sized->size(),
                              Image::kSlotBytesMax)};
   }
-  Header header{slot_bytes, Image::kHeaderBytes + 2 * slot_bytes, data_bytes};
-  return Plan{header, std::move(slot).value()};
+  Plan plan;
+  plan.header = Header{slot_bytes, Image::kHeaderBytes + 2 * slot_bytes, data_bytes};
+  plan.journal.offset = round_up(plan.header.data_offset_bytes + data_bytes, kAlignBytes);
+  plan.journal.bytes = journal_bytes;
+  plan.file_bytes = plan.journal.offset + plan.journal.bytes;
+  auto slot = encode_slot_checked(state, 1, plan.journal);
+  ZL_ASSERT(slot.ok() && slot->size() == sized->size());
+  plan.slot = std::move(slot).value();
+  return plan;
 }
 
 // ---------------------------------------------------------------------------
@@ -905,10 +649,11 @@ std::string in_use_message(const std::string& path) {
 }
 
 // flock locks belong to the open file description, so a second open() of
-// the same file conflicts even within one process.
-Outcome lock_exclusive(int fd, const std::string& path) {
+// the same file conflicts even within one process. Writers take the lock
+// exclusively, readers shared.
+Outcome lock_image(int fd, const std::string& path, bool shared = false) {
   for (int attempt = 0; attempt < kEintrRetriesMax; ++attempt) {
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+    if (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return {};
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK) return Error{in_use_message(path)};
     break;
@@ -929,7 +674,7 @@ Result<UniqueFd> lock_existing(const std::string& path) {
   if (fd.get() < 0) return UniqueFd();
   struct stat st;
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return UniqueFd();
-  Outcome locked = lock_exclusive(fd.get(), path);
+  Outcome locked = lock_image(fd.get(), path);
   if (!locked) return Error{locked.error()};
   return fd;
 }
@@ -951,11 +696,20 @@ Result<TempImage> open_temp(const std::string& path) {
   return Error{fmt::format("{}: cannot create image: no free temporary name", path)};
 }
 
+// Allocates a range of the file so later writes to it cannot fail for want
+// of space; file systems that cannot say so are left to do their best.
+bool preallocate(int fd, uint64_t offset, uint64_t bytes) {
+  if (bytes == 0) return true;
+  if (::fallocate(fd, 0, static_cast<off_t>(offset), static_cast<off_t>(bytes)) == 0) return true;
+  return errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL;
+}
+
 Outcome fill_temp(const TempImage& temp, const Plan& plan) {
   int fd = temp.fd.get();
   std::vector<uint8_t> header = encode_header(plan.header);
-  uint64_t file_bytes = plan.header.data_offset_bytes + plan.header.data_bytes;
-  bool ok = ::ftruncate(fd, static_cast<off_t>(file_bytes)) == 0 &&
+  bool ok = ::ftruncate(fd, static_cast<off_t>(plan.file_bytes)) == 0 &&
+            preallocate(fd, 0, plan.header.data_offset_bytes) &&
+            preallocate(fd, plan.journal.offset, plan.journal.bytes) &&
             write_at(fd, header.data(), header.size(), 0) &&
             write_at(fd, plan.slot.data(), plan.slot.size(), slot_offset(plan.header, 0)) &&
             ::fsync(fd) == 0;
@@ -1002,43 +756,52 @@ void sync_parent_dir(const std::string& path) {
 
 class FileBacking final : public Backing {
  public:
+  // While `*replaying` the data is already in place and writes are
+  // skipped; a read-only image takes neither writes nor discards (a journal
+  // replayed in memory only).
   FileBacking(int fd, uint64_t data_offset_bytes, uint64_t data_bytes, uint64_t lba_size_bytes,
-              std::string* error)
+              std::string* error, const bool* replaying, bool read_only)
       : fd_(fd),
         data_offset_bytes_(data_offset_bytes),
         data_lbas_(data_bytes / lba_size_bytes),
         lba_size_bytes_(lba_size_bytes),
-        error_(error) {}
+        error_(error),
+        replaying_(replaying),
+        read_only_(read_only) {}
 
   bool stores_data() const override { return true; }
 
-  void write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
-    if (!in_range("write", lba, nlb)) return;
-    if (data == nullptr) {
-      zero_range(lba, nlb);
-      return;
-    }
-    if (!write_at(fd_, data, nlb * lba_size_bytes_, offset_of(lba))) fail("write", lba, errno);
+  bool write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
+    if (*replaying_ || read_only_) return !read_only_ || *replaying_;
+    if (!in_range("write", lba, nlb)) return false;
+    if (data == nullptr) return zero_range(lba, nlb);
+    if (write_at(fd_, data, nlb * lba_size_bytes_, offset_of(lba))) return true;
+    fail("write", lba, errno);
+    return false;
   }
 
-  void read(uint64_t lba, uint32_t nlb, uint8_t* out) override {
+  bool read(uint64_t lba, uint32_t nlb, uint8_t* out) override {
     uint64_t bytes = nlb * lba_size_bytes_;
-    int64_t n = in_range("read", lba, nlb) ? read_at(fd_, out, bytes, offset_of(lba)) : 0;
+    if (!in_range("read", lba, nlb)) return false;
+    int64_t n = read_at(fd_, out, bytes, offset_of(lba));
     if (n < 0) {
       fail("read", lba, errno);
-      n = 0;
+      return false;
     }
     // Past the end of the file is a hole that ftruncate did not make.
     std::memset(out + n, 0, bytes - static_cast<uint64_t>(n));
+    return true;
   }
 
   void discard(uint64_t lba, uint64_t nlb) override {
+    if (read_only_) return;
     if (in_range("discard", lba, nlb)) zero_range(lba, nlb);
   }
 
   bool sync() override {
-    if (!sync_data(fd_)) fail("sync", 0, errno);
-    return error_->empty();
+    if (sync_data(fd_)) return true;
+    fail("sync", 0, errno);
+    return false;
   }
 
  private:
@@ -1046,40 +809,39 @@ class FileBacking final : public Backing {
 
   bool in_range(const char* op, uint64_t lba, uint64_t nlb) {
     if (lba <= data_lbas_ && nlb <= data_lbas_ - lba) return true;
-    if (error_->empty()) {
-      *error_ = fmt::format("{} of {} blocks at LBA {} is outside the data region ({} blocks)", op,
-                            nlb, lba, data_lbas_);
-    }
+    *error_ = fmt::format("{} of {} blocks at LBA {} is outside the data region ({} blocks)", op,
+                          nlb, lba, data_lbas_);
     return false;
   }
 
   // A punched hole reads as zeros and frees the space; file systems that
   // cannot punch get zeros written instead.
-  void zero_range(uint64_t lba, uint64_t nlb) {
+  bool zero_range(uint64_t lba, uint64_t nlb) {
     uint64_t offset = offset_of(lba);
     uint64_t bytes = nlb * lba_size_bytes_;
-    if (bytes == 0) return;
+    if (bytes == 0) return true;
     if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                     static_cast<off_t>(bytes)) == 0) {
-      return;
+      return true;
     }
     if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) {
       fail("discard", lba, errno);
-      return;
+      return false;
     }
     static const std::vector<uint8_t> kZeros(1 << 16, 0);
     for (uint64_t done = 0; done < bytes; done += kZeros.size()) {
       uint64_t chunk = std::min<uint64_t>(bytes - done, kZeros.size());
       if (!write_at(fd_, kZeros.data(), chunk, offset + done)) {
         fail("zero", lba, errno);
-        return;
+        return false;
       }
     }
+    return true;
   }
 
-  // The first error is kept: later ones are usually its consequences.
+  // The latest error, for the message of the command it failed.
   void fail(const char* op, uint64_t lba, int err) {
-    if (error_->empty()) *error_ = fmt::format("{} at LBA {} failed: {}", op, lba, os_error(err));
+    *error_ = fmt::format("{} at LBA {} failed: {}", op, lba, os_error(err));
   }
 
   int fd_;
@@ -1087,25 +849,22 @@ class FileBacking final : public Backing {
   uint64_t data_lbas_;
   uint64_t lba_size_bytes_;
   std::string* error_;
+  const bool* replaying_;
+  bool read_only_;
 };
 
 }  // namespace
 
-uint32_t crc32c(const uint8_t* data, size_t size, uint32_t crc) {
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = kCrcTable[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
-
 Image::~Image() {
   if (fd_ < 0) return;
+  if (!read_only()) (void)journal_flush();
   ::flock(fd_, LOCK_UN);
   ::close(fd_);
 }
 
 Result<std::unique_ptr<Image>> Image::create(const std::string& path, const ImageState& state,
                                              uint64_t data_bytes, bool force) {
-  auto plan = plan_image(state, data_bytes);
+  auto plan = plan_image(state, data_bytes, kJournalBytes);
   if (!plan) return Error{fmt::format("{}: cannot create image: {}", path, one_line(plan.error()))};
   if (!force && path_exists(path)) {
     return Error{fmt::format("{}: file exists; use --force to overwrite", path)};
@@ -1119,7 +878,7 @@ Result<std::unique_ptr<Image>> Image::create(const std::string& path, const Imag
   auto opened = open_temp(path);
   if (!opened) return Error{opened.error()};
   TempImage temp = std::move(opened).value();
-  Outcome made = lock_exclusive(temp.fd.get(), temp.path);
+  Outcome made = lock_image(temp.fd.get(), temp.path);
   if (made) made = fill_temp(temp, *plan);
   if (made) made = publish(temp.path, path, force);
   if (!made) {
@@ -1140,21 +899,31 @@ Result<std::unique_ptr<Image>> Image::create(const std::string& path, const Imag
   image->slot_bytes_ = plan->header.slot_bytes;
   image->data_offset_bytes_ = plan->header.data_offset_bytes;
   image->data_bytes_ = plan->header.data_bytes;
+  image->journal_offset_ = plan->journal.offset;
+  image->journal_bytes_ = plan->journal.bytes;
   return image;
 }
 
-Result<std::unique_ptr<Image>> Image::open(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (fd.get() < 0) return Error{fmt::format("{}: cannot open image: {}", path, os_error(errno))};
+Result<std::unique_ptr<Image>> Image::open(const std::string& path, Access access) {
+  bool read_only = access == Access::kReadOnly;
+  UniqueFd fd(::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC));
+  if (fd.get() < 0) {
+    int err = errno;
+    if (!read_only && (err == EACCES || err == EROFS)) {
+      return Error{fmt::format("{}: image is read-only ({})", path, os_error(err))};
+    }
+    return Error{fmt::format("{}: cannot open image: {}", path, os_error(err))};
+  }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return Error{fmt::format("{}: not a zonelab image (not a regular file)", path)};
   }
-  Outcome locked = lock_exclusive(fd.get(), path);
+  Outcome locked = lock_image(fd.get(), path, read_only);
   if (!locked) return Error{locked.error()};
   auto image = std::unique_ptr<Image>(new Image());
   image->path_ = path;
   image->fd_ = fd.release();
+  image->access_ = access;
   Outcome loaded = image->load();
   if (!loaded) return Error{loaded.error()};
   return image;
@@ -1167,38 +936,106 @@ Outcome Image::load() {
   auto result = load_image(source);
   if (!result) return Error{fmt::format("{}: {}", path_, one_line(result.error()))};
   Loaded loaded = std::move(result).value();
-  state_ = std::move(loaded.content.state);
+  state_ = std::move(loaded.content.payload.state);
   sequence_ = loaded.content.sequence;
   active_slot_ = loaded.slot;
   slot_bytes_ = loaded.header.slot_bytes;
   data_offset_bytes_ = loaded.header.data_offset_bytes;
   data_bytes_ = loaded.header.data_bytes;
+  fallback_note_ = std::move(loaded.fallback_note);
+  journal_offset_ = loaded.content.payload.journal.offset;
+  journal_bytes_ = loaded.content.payload.journal.bytes;
+  journal_found_ = std::move(loaded.journal);
+  journal_used_ = journal_flushed_ = loaded.journal_used;
+  journal_count_ = journal_found_.size();
   return {};
+}
+
+Outcome Image::write_at_checked(const uint8_t* data, uint64_t size, uint64_t offset,
+                                const char* what) {
+  if (write_at(fd_, data, size, offset)) return {};
+  return Error{fmt::format("{}: {} failed: {}", path_, what, os_error(errno))};
 }
 
 Outcome Image::save(const ImageState& state) {
   ZL_ASSERT(fd_ >= 0);
-  if (!data_error_.empty()) {
-    return Error{fmt::format("{}: not saved: data I/O failed earlier ({})", path_, data_error_)};
-  }
+  if (read_only()) return Error{fmt::format("{}: not saved: opened read-only", path_)};
   if (sequence_ == UINT64_MAX) return Error{fmt::format("{}: sequence numbers exhausted", path_)};
-  auto slot = encode_slot_checked(state, sequence_ + 1);
+  JournalPlace journal{journal_offset_, journal_bytes_};
+  auto slot = encode_slot_checked(state, sequence_ + 1, journal);
   if (!slot) return Error{fmt::format("{}: cannot save: {}", path_, one_line(slot.error()))};
   if (slot->size() > slot_bytes_) {
     return Error{fmt::format("{}: cannot save: metadata of {} bytes does not fit a slot of {}",
                              path_, slot->size(), slot_bytes_)};
   }
   // Data first: a slot must never describe data that is not yet durable.
-  if (!sync_data(fd_))
+  if (!sync_data(fd_)) {
     return Error{fmt::format("{}: data sync failed: {}", path_, os_error(errno))};
+  }
   int target = 1 - active_slot_;
   Header header{slot_bytes_, data_offset_bytes_, data_bytes_};
-  if (!write_at(fd_, slot->data(), slot->size(), slot_offset(header, target)) || !sync_data(fd_)) {
-    return Error{fmt::format("{}: metadata write failed: {}", path_, os_error(errno))};
+  Outcome written =
+      write_at_checked(slot->data(), slot->size(), slot_offset(header, target), "metadata write");
+  if (!written) return written;
+  if (!sync_data(fd_)) {
+    return Error{fmt::format("{}: metadata sync failed: {}", path_, os_error(errno))};
   }
   state_ = state;
   sequence_ += 1;
   active_slot_ = target;
+  // The new slot holds everything the journal held: it starts again, and
+  // records of the old sequence left in the region no longer count.
+  journal_buffer_.clear();
+  journal_found_.clear();
+  journal_used_ = journal_flushed_ = journal_count_ = 0;
+  fallback_note_.clear();
+  return {};
+}
+
+Outcome Image::add_journal() {
+  if (has_journal()) return {};
+  if (read_only()) return Error{fmt::format("{}: opened read-only", path_)};
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return Error{fmt::format("{}: {}", path_, os_error(errno))};
+  uint64_t offset = round_up(
+      std::max<uint64_t>(static_cast<uint64_t>(st.st_size), data_offset_bytes_ + data_bytes_),
+      kAlignBytes);
+  if (::ftruncate(fd_, static_cast<off_t>(offset + kJournalBytes)) != 0 ||
+      !preallocate(fd_, offset, kJournalBytes)) {
+    int err = errno;
+    (void)::ftruncate(fd_, st.st_size);
+    return Error{fmt::format("{}: cannot add a journal: {}", path_, os_error(err))};
+  }
+  journal_offset_ = offset;
+  journal_bytes_ = kJournalBytes;
+  Outcome saved = save(state_);
+  if (!saved) {
+    journal_offset_ = journal_bytes_ = 0;
+    (void)::ftruncate(fd_, st.st_size);
+  }
+  return saved;
+}
+
+bool Image::journal_append(const std::vector<uint8_t>& record) {
+  ZL_ASSERT(has_journal() && !read_only());
+  ZL_ASSERT(record.size() <= kJournalRecordBytesMax);
+  uint64_t bytes = kJournalRecordHeaderBytes + record.size() + kJournalRecordTrailerBytes;
+  if (journal_used_ + bytes > journal_bytes_) return false;
+  std::vector<uint8_t> framed = journal_record(sequence_, journal_count_, record);
+  journal_buffer_.insert(journal_buffer_.end(), framed.begin(), framed.end());
+  journal_used_ += bytes;
+  ++journal_count_;
+  return true;
+}
+
+Outcome Image::journal_flush() {
+  if (journal_buffer_.empty()) return {};
+  ZL_ASSERT(journal_flushed_ + journal_buffer_.size() == journal_used_);
+  Outcome written = write_at_checked(journal_buffer_.data(), journal_buffer_.size(),
+                                     journal_offset_ + journal_flushed_, "journal write");
+  if (!written) return written;
+  journal_flushed_ = journal_used_;
+  journal_buffer_.clear();
   return {};
 }
 
@@ -1206,14 +1043,16 @@ std::unique_ptr<Backing> Image::file_backing(uint64_t lba_size_bytes) {
   ZL_ASSERT(fd_ >= 0);
   ZL_ASSERT(lba_size_bytes >= 512 && (lba_size_bytes & (lba_size_bytes - 1)) == 0);
   return std::make_unique<FileBacking>(fd_, data_offset_bytes_, data_bytes_, lba_size_bytes,
-                                       &data_error_);
+                                       &data_error_, &replaying_, read_only());
 }
 
-Result<ImageState> Image::decode(const uint8_t* data, size_t size) {
+Result<ImageState> Image::decode(const uint8_t* data, size_t size,
+                                 std::vector<std::vector<uint8_t>>* journal) {
   MemorySource source(data, size);
   auto loaded = load_image(source);
   if (!loaded) return Error{one_line(loaded.error())};
-  return std::move(loaded).value().content.state;
+  if (journal != nullptr) *journal = std::move(loaded->journal);
+  return std::move(loaded).value().content.payload.state;
 }
 
 Result<std::vector<uint8_t>> Image::encode(const ImageState& state, uint64_t data_bytes) {
@@ -1221,29 +1060,23 @@ Result<std::vector<uint8_t>> Image::encode(const ImageState& state, uint64_t dat
     return Error{
         fmt::format("an in-memory image holds at most {} data bytes", kEncodeDataBytesMax)};
   }
-  auto plan = plan_image(state, data_bytes);
+  auto plan = plan_image(state, data_bytes, kEncodeJournalBytes);
   if (!plan) return Error{one_line(plan.error())};
   std::vector<uint8_t> image = encode_header(plan->header);
-  image.resize(plan->header.data_offset_bytes + data_bytes, 0);
+  image.resize(plan->file_bytes, 0);
   std::copy(plan->slot.begin(), plan->slot.end(),
             image.begin() + static_cast<ptrdiff_t>(slot_offset(plan->header, 0)));
   return image;
 }
 
-std::vector<uint8_t> Image::encode_metadata(const ImageState& state, uint64_t sequence) {
-  std::vector<uint8_t> payload = encode_payload(state);
-  std::vector<uint8_t> slot;
-  slot.reserve(kSlotHeaderBytes + payload.size());
-  ByteWriter writer(slot);
-  writer.bytes(kSlotMagic, sizeof kSlotMagic);
-  writer.u64(sequence);
-  writer.u64(payload.size());
-  writer.u32(0);  // reserved
-  ZL_ASSERT(slot.size() == kSlotChecksummedHeaderBytes);
-  uint32_t crc = crc32c(payload.data(), payload.size(), crc32c(slot.data(), slot.size()));
-  writer.u32(crc);
-  writer.bytes(payload.data(), payload.size());
-  return slot;
+std::vector<uint8_t> Image::encode_metadata(const ImageState& state, uint64_t sequence,
+                                            uint64_t journal_offset, uint64_t journal_bytes) {
+  return encode_slot(state, sequence, JournalPlace{journal_offset, journal_bytes});
+}
+
+std::vector<uint8_t> Image::encode_journal_record(uint64_t epoch, uint64_t index,
+                                                  const std::vector<uint8_t>& payload) {
+  return journal_record(epoch, index, payload);
 }
 
 }  // namespace zonelab

@@ -335,7 +335,7 @@ int run_bench(const BenchOptions& o) {
   }
   if (!plan_error.empty() && first_status == Status::kSuccess) return bad_input(plan_error);
 
-  Outcome saved = stack.close();
+  Outcome saved = stack.close(Stack::Save::kAlways);
   if (!saved) {
     fmt::print(stderr, "zonelab: error: saving {}: {}\n", o.image, saved.error());
     return kExitInternal;

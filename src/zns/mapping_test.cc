@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "controller/device_state.h"
 #include "store/image.h"
+#include "zns/block_map_state.h"
 #include "zns/small_flash_test_config.h"
 #include "zns/zns_device.h"
 
@@ -337,8 +339,7 @@ TEST(BlockMapping, LazyMappingSurvivesTheImage) {
   ASSERT_TRUE(bytes.ok());
   auto decoded = Image::decode(*bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error();
-  EXPECT_EQ(decoded->zone_slots, state.zone_slots);
-  EXPECT_EQ(decoded->slots, state.slots);
+  EXPECT_EQ(decoded->sections.at(kSectionBlockMap), state.sections.at(kSectionBlockMap));
   Rig copy(c);
   ASSERT_TRUE(copy.device->import_state(*decoded).ok());
   for (uint32_t zone = 0; zone < 4; ++zone) {
@@ -362,27 +363,38 @@ TEST(BlockMapping, ImpossibleMappingsAreCorruptImages) {
     auto outcome = fresh.device->import_state(state);
     return !outcome.ok() && outcome.error().find("corrupt image") != std::string::npos;
   };
-  ImageState twice = good;
-  twice.zone_slots[1] = twice.zone_slots[0];
-  EXPECT_TRUE(refused(twice));
-  ImageState beyond = good;
-  beyond.zone_slots[0] = 9;
-  EXPECT_TRUE(refused(beyond));
-  ImageState unmapped_data = good;
-  unmapped_data.zone_slots[0] = BlockMap::kUnmapped;
-  EXPECT_TRUE(refused(unmapped_data));
-  ImageState stale = good;
-  stale.slots[3].stale_pages = 1000;
-  EXPECT_TRUE(refused(stale));
+  // `good` with its block map changed by `edit`.
+  auto with_map = [](const ImageState& state, const std::function<void(BlockMapState&)>& edit) {
+    ImageState changed = state;
+    BlockMapState map = **get_block_map(changed);
+    edit(map);
+    put_block_map(changed, map);
+    return changed;
+  };
+  EXPECT_TRUE(refused(with_map(good, [](auto& m) { m.zone_slots[1] = m.zone_slots[0]; })));
+  EXPECT_TRUE(refused(with_map(good, [](auto& m) { m.zone_slots[0] = 9; })));
+  EXPECT_TRUE(refused(with_map(good, [](auto& m) { m.zone_slots[0] = BlockMap::kUnmapped; })));
+  EXPECT_TRUE(refused(with_map(good, [](auto& m) { m.slots[3].stale_pages = 1000; })));
   ImageState missing = good;
-  missing.zone_slots.clear();
-  missing.slots.clear();
+  missing.sections.erase(kSectionBlockMap);
   EXPECT_TRUE(refused(missing));  // lazy mapping needs its map
   Rig direct(small_flash());
-  ImageState moved;
-  direct.device->export_state(moved);
-  std::swap(moved.zone_slots[0], moved.zone_slots[1]);
+  ImageState identity;
+  direct.device->export_state(identity);
+  ImageState moved =
+      with_map(identity, [](auto& m) { std::swap(m.zone_slots[0], m.zone_slots[1]); });
   EXPECT_FALSE(direct.device->import_state(moved).ok());  // direct is the identity
+}
+
+TEST(BlockMapping, AnFtlSectionInAZnsImageIsCorrupt) {
+  Rig rig(small_flash());
+  ImageState state;
+  rig.device->export_state(state);
+  state.sections[7] = {0, 0, 0, 0};
+  Rig copy(small_flash());
+  Outcome imported = copy.device->import_state(state);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_NE(imported.error().find("ftl section in a ZNS image"), std::string::npos);
 }
 
 // Images stored before the block map kept an asynchronous reset's old pages
@@ -394,10 +406,11 @@ TEST(BlockMapping, ImagesWithoutABlockMapKeepTheirPendingErase) {
   rig.reset(0);
   ImageState state;
   rig.device->export_state(state);
-  ASSERT_EQ(state.slots[0].stale_pages, 16u);
-  state.zone_slots.clear();
-  state.slots.clear();
-  state.zones[0].pages_programmed = 16;
+  ASSERT_EQ((*get_block_map(state))->slots[0].stale_pages, 16u);
+  state.sections.erase(kSectionBlockMap);
+  std::vector<ZoneRecord> zones = *get_zone_records(state);
+  zones[0].pages_programmed = 16;
+  put_zone_records(state, zones);
   Rig copy(c);
   ASSERT_TRUE(copy.device->import_state(state).ok());
   EXPECT_EQ(copy.device->block_map().slot(0).stale_pages, 16u);

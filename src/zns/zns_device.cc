@@ -92,6 +92,7 @@ void ZnsDevice::on_event(uint64_t tag) {
   // Waiting commands take the freed slot before the completion is seen, so a
   // submitter that resubmits from its callback queues behind them.
   while (Command* next = queue_.admit_next()) admit(*next);
+  log_flush();  // a completion reported is a command recorded
   command.sink->on_complete(command);
 }
 
@@ -127,7 +128,18 @@ uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
   }
   ++counters_.statuses[static_cast<size_t>(command.status)];
   ZL_ASSERT(command.status != Status::kSuccess || done >= t0);
+  log_taken(command);
+  discard_released();
   return std::max(done, t0);
+}
+
+void ZnsDevice::discard_released() {
+  if (released_.empty()) return;
+  log_flush();  // the record of what released the data is durable first
+  for (uint32_t zone : released_) {
+    backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+  }
+  released_.clear();
 }
 
 uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
@@ -146,13 +158,19 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   uint64_t offset = append ? table_.zone(zone).wp : c.slba - zone_start;
   c.status = table_.check_write(zone, offset, c.nlb);
   if (c.status != Status::kSuccess) return t0;
+  // The data goes first, above the write pointer, where nothing reads it
+  // until the pointer moves: a write the backing cannot store fails with
+  // nothing changed, and a zone never describes data that is not there.
+  uint64_t lba = zone_start + offset;
+  if (backing_->stores_data() && !backing_->write(lba, c.nlb, c.data)) {
+    c.status = Status::kWriteFault;
+    return t0;
+  }
   c.status = table_.open_for_write(zone);
   if (c.status != Status::kSuccess) return t0;
 
   uint64_t erased = table_.zone(zone).data_end == 0 ? prepare_first_write(zone, t0) : t0;
   table_.advance(zone, c.nlb);
-  uint64_t lba = zone_start + offset;
-  if (backing_->stores_data()) backing_->write(lba, c.nlb, c.data);
   if (append) c.result_lba = lba;
   uint64_t bytes = c.nlb * layout_.lba_size_bytes();
   counters_.host_write_bytes += bytes;
@@ -223,7 +241,10 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
   if (c.data != nullptr) {
     uint64_t stored = data_end > offset ? data_end - offset : 0;
     if (stored > 0 && backing_->stores_data()) {
-      backing_->read(c.slba, static_cast<uint32_t>(stored), c.data);
+      if (!backing_->read(c.slba, static_cast<uint32_t>(stored), c.data)) {
+        c.status = Status::kUnrecoveredReadError;
+        return t0;
+      }
     } else {
       stored = 0;
     }
@@ -320,14 +341,12 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       if (status != Status::kSuccess || was_empty) return t0;
       cancel_fill(zone);
       table_.mutable_zone(zone).pages_programmed = 0;
-      backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+      released_.push_back(zone);
       return release_blocks(command, zone, programmed, t0);
     }
     case ZoneAction::kOffline:
       status = table_.offline(zone);
-      if (status == Status::kSuccess) {
-        backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
-      }
+      if (status == Status::kSuccess) released_.push_back(zone);
       return t0;
     case ZoneAction::kNone:
       break;
@@ -340,9 +359,9 @@ void ZnsDevice::inject(uint32_t zone, ZoneState state) {
   ZL_ASSERT(zone < layout_.zone_count());
   cancel_fill(zone);
   table_.inject(zone, state);
-  if (state == ZoneState::kOffline) {
-    backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
-  }
+  if (log_ != nullptr) log_->injected(zone, state);
+  if (state == ZoneState::kOffline) released_.push_back(zone);
+  discard_released();
 }
 
 Outcome ZnsDevice::inject_zone(uint32_t zone, ZoneState state) {
@@ -380,83 +399,6 @@ void ZnsDevice::reset_stats() {
   flash_.reset_stats();
   link_in_.reset_stats();
   link_out_.reset_stats();
-}
-
-void ZnsDevice::export_state(ImageState& state) const {
-  state.config = config_;
-  state.zones.resize(table_.zone_count());
-  for (uint32_t i = 0; i < table_.zone_count(); ++i) {
-    const Zone& z = table_.zone(i);
-    state.zones[i] =
-        ImageZone{static_cast<uint8_t>(z.state), z.wp, z.data_end, z.pages_programmed, z.open_seq};
-  }
-  state.next_open_seq = table_.next_open_seq();
-  state.erase_counts = flash_.erase_counts();
-  state.zone_slots = map_.slots_of_zones();
-  state.slots.clear();
-  for (const Slot& slot : map_.slots())
-    state.slots.push_back({slot.stale_pages, slot.released_seq});
-  state.next_released_seq = map_.next_released_seq();
-  state.lifetime_host_write_bytes = lifetime_write_bytes_;
-  state.lifetime_host_read_bytes = lifetime_read_bytes_;
-  state.lifetime_commands = lifetime_commands_;
-}
-
-Outcome ZnsDevice::import_state(const ImageState& state) {
-  if (state.zones.size() != layout_.zone_count()) {
-    return Error{fmt::format("corrupt image: {} zones stored, configuration has {}",
-                             state.zones.size(), layout_.zone_count())};
-  }
-  if (state.erase_counts.size() != flash_.erase_counts().size()) {
-    return Error{"corrupt image: erase counts do not match the flash geometry"};
-  }
-  ZoneTable table(layout_.zone_count(), layout_.zone_capacity_lbas(), table_.max_open(),
-                  table_.max_active());
-  BlockMap map(layout_, map_.lazy());
-  std::vector<ImageZone> zones = state.zones;
-  if (state.zone_slots.empty() && state.slots.empty()) {
-    // Stored before the block mapping was: direct, and an empty zone's
-    // programmed pages are the old data an asynchronous reset left.
-    if (map.lazy()) return Error{"corrupt image: lazy block mapping without its block map"};
-    std::vector<Slot> slots(map.slot_count());
-    for (uint32_t i = 0; i < zones.size(); ++i) {
-      if (zones[i].data_end == 0) {
-        slots[i].stale_pages = std::exchange(zones[i].pages_programmed, 0);
-      }
-    }
-    Outcome restored = map.restore(map.slots_of_zones(), slots, 1);
-    if (!restored) return restored;
-  } else {
-    std::vector<Slot> slots;
-    for (const ImageSlot& slot : state.slots)
-      slots.push_back({slot.stale_pages, slot.released_seq});
-    Outcome restored = map.restore(state.zone_slots, slots, state.next_released_seq);
-    if (!restored) return restored;
-  }
-  uint64_t cap = layout_.zone_capacity_lbas();
-  for (uint32_t i = 0; i < zones.size(); ++i) {
-    const ImageZone& s = zones[i];
-    bool holds_pages = s.data_end != 0 || s.pages_programmed != 0;
-    if (s.state >= kZoneStateCount || s.wp > cap || s.data_end > s.wp ||
-        s.pages_programmed > layout_.pages_per_zone() ||
-        (holds_pages && map.slot_of(i) == BlockMap::kUnmapped)) {
-      return Error{fmt::format("corrupt image: zone {} has an impossible state", i)};
-    }
-    table.restore(
-        i, Zone{static_cast<ZoneState>(s.state), s.wp, s.data_end, s.pages_programmed, s.open_seq});
-  }
-  table.set_next_open_seq(state.next_open_seq);
-  table.recount();
-  if (!table.invariants_hold()) {
-    return Error{"corrupt image: zone states break the open/active limits or write pointers"};
-  }
-  table_ = std::move(table);
-  map_ = std::move(map);
-  flash_.erase_counts() = state.erase_counts;
-  lifetime_write_bytes_ = state.lifetime_host_write_bytes;
-  lifetime_read_bytes_ = state.lifetime_host_read_bytes;
-  lifetime_commands_ = state.lifetime_commands;
-  return {};
 }
 
 Result<std::unique_ptr<ZnsDevice>> make_zns_device(const Config& config, Simulator& sim,

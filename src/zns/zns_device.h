@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -130,6 +131,9 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
     return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
   }
   Status check_range(uint64_t slba, uint32_t nlb) const;
+  // Discards the data of the zones a command reset or took offline, after
+  // the command is recorded (ModeledDevice::log_taken).
+  void discard_released();
 
   Config config_;
   ZoneLayout layout_;
@@ -157,6 +161,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   std::vector<int64_t> erase_job_of_slot_;
   std::vector<uint32_t> parked_jobs_;
   std::unordered_map<Command*, PendingCommand> pending_;
+  std::vector<uint32_t> released_;  // zones whose data goes once recorded
   uint32_t host_io_inflight_ = 0;
   uint64_t lifetime_write_bytes_ = 0;
   uint64_t lifetime_read_bytes_ = 0;

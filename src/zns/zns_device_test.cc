@@ -404,6 +404,8 @@ TEST(ZnsDevice, StatusCodesAreTheNvmeCodes) {
       {St::kTooManyActiveZones,         "TOO_MANY_ACTIVE_ZONES",         1, 0xBD},
       {St::kTooManyOpenZones,           "TOO_MANY_OPEN_ZONES",           1, 0xBE},
       {St::kInvalidZoneStateTransition, "INVALID_ZONE_STATE_TRANSITION", 1, 0xBF},
+      {St::kWriteFault,                 "WRITE_FAULT",                   2, 0x80},
+      {St::kUnrecoveredReadError,       "UNRECOVERED_READ_ERROR",        2, 0x81},
   };
   // clang-format on
   EXPECT_EQ(std::size(rows), static_cast<size_t>(kStatusCount));
@@ -538,12 +540,85 @@ const std::vector<StatusCase>& status_cases() {
   return kCases;
 }
 
+// The zone-rule statuses of the contract; the media errors after them come
+// from a backing that fails (below).
+constexpr int kRuleStatusCount = static_cast<int>(Status::kWriteFault);
+
 TEST(ZnsDevice, EveryContractStatusIsProducedByARule) {
   std::vector<bool> seen(kStatusCount, false);
   for (const StatusCase& c : status_cases()) seen[static_cast<size_t>(c.status)] = true;
-  for (int i = 0; i < kStatusCount; ++i) {
+  for (int i = 0; i < kRuleStatusCount; ++i) {
     EXPECT_TRUE(seen[i]) << status_name(static_cast<Status>(i)) << " has no case";
   }
+}
+
+// A backing whose writes or reads fail, as a file backing's do on a full disk
+// or an I/O error.
+class FailingBacking final : public Backing {
+ public:
+  bool fail_writes = false;
+  bool fail_reads = false;
+  bool stores_data() const override { return true; }
+  bool write(uint64_t, uint32_t, const uint8_t*) override { return !fail_writes; }
+  bool read(uint64_t, uint32_t nlb, uint8_t* out) override {
+    std::memset(out, 0x77, nlb * 4096);
+    return !fail_reads;
+  }
+  void discard(uint64_t, uint64_t) override {}
+};
+
+class QuietSink final : public CompletionSink {
+ public:
+  void on_complete(Command&) override {}
+};
+
+TEST(ZnsDevice, AWriteTheBackingCannotStoreIsAWriteFaultThatChangesNothing) {
+  Simulator sim;
+  auto owned = std::make_unique<FailingBacking>();
+  FailingBacking* backing = owned.get();
+  Config c = test_config();
+  auto dev = make_zns_device(c, sim, std::move(owned)).value();
+  QuietSink d;
+  backing->fail_writes = true;
+  Command write = io(Opcode::kWrite, 0, 8);
+  write.sink = &d;
+  dev->submit(write);
+  sim.run();
+  EXPECT_EQ(write.status, St::kWriteFault);
+  EXPECT_EQ(dev->zone(0).state, S::kEmpty);
+  EXPECT_EQ(dev->zone(0).wp_lba, 0u);
+  EXPECT_EQ(dev->zones().open_count(), 0u);
+  Command append = io(Opcode::kAppend, 0, 1);
+  append.sink = &d;
+  dev->submit(append);
+  sim.run();
+  EXPECT_EQ(append.status, St::kWriteFault);
+  EXPECT_EQ(dev->zone(0).wp_lba, 0u);
+  backing->fail_writes = false;
+  dev->submit(write);
+  sim.run();
+  EXPECT_EQ(write.status, St::kSuccess);
+  EXPECT_EQ(dev->zone(0).wp_lba, 8u);
+}
+
+TEST(ZnsDevice, AReadTheBackingCannotReadIsAnUnrecoveredReadError) {
+  Simulator sim;
+  auto owned = std::make_unique<FailingBacking>();
+  FailingBacking* backing = owned.get();
+  auto dev = make_zns_device(test_config(), sim, std::move(owned)).value();
+  QuietSink d;
+  Command write = io(Opcode::kWrite, 0, 8);
+  write.sink = &d;
+  dev->submit(write);
+  sim.run();
+  ASSERT_EQ(write.status, St::kSuccess);
+  backing->fail_reads = true;
+  std::vector<uint8_t> out(8 * 4096);
+  Command read = io(Opcode::kRead, 0, 8, out.data());
+  read.sink = &d;
+  dev->submit(read);
+  sim.run();
+  EXPECT_EQ(read.status, St::kUnrecoveredReadError);
 }
 
 TEST(ZnsDevice, EachRuleAnswersItsStatus) {
@@ -1552,7 +1627,7 @@ TEST(ZnsDeviceModelCheck, TwoThousandRandomCommandsMatchTheReferenceModel) {
       ASSERT_TRUE(d.dev->zones().invariants_hold());
     }
   }
-  for (int i = 0; i < kStatusCount; ++i) {
+  for (int i = 0; i < kRuleStatusCount; ++i) {
     EXPECT_GT(statuses_seen[i], 0)
         << "the random run never produced " << status_name(static_cast<Status>(i));
   }

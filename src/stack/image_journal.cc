@@ -1,0 +1,25 @@
+// See image_journal.h.
+#include "stack/image_journal.h"
+
+namespace zonelab {
+
+void ImageJournal::append(const CommandRecord& record) {
+  if (image_.journal_append(encode_command_record(record))) return;
+  // No room: the state saved now holds this command too (the device took it
+  // before telling us), and the journal starts empty after it.
+  ++checkpoints_;
+  Outcome saved = checkpoint_();
+  if (!saved) fail(saved.error());
+}
+
+void ImageJournal::flush() {
+  if (!image_.journal_pending()) return;
+  Outcome flushed = image_.journal_flush();
+  if (!flushed) fail(flushed.error());
+}
+
+void ImageJournal::fail(const std::string& what) {
+  if (error_.empty()) error_ = what;
+}
+
+}  // namespace zonelab

@@ -1,0 +1,44 @@
+// The journal of a device image seen from the device (CommandLog): each
+// command the device takes that changes its state becomes a record in the
+// image's journal region, made durable before the device destroys data or
+// reports a completion. When the region is full the stack saves the whole
+// state instead (a checkpoint), which also holds the command at hand.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "controller/modeled_device.h"
+#include "stack/command_record.h"
+#include "store/image.h"
+
+namespace zonelab {
+
+class ImageJournal final : public CommandLog {
+ public:
+  // `checkpoint` saves the device's current state into the image.
+  ImageJournal(Image& image, std::function<Outcome()> checkpoint)
+      : image_(image), checkpoint_(std::move(checkpoint)) {}
+
+  void taken(const Command& command) override { append(CommandRecord::of(command)); }
+  void injected(uint32_t zone, ZoneState state) override {
+    append(CommandRecord::injected(zone, state));
+  }
+  void flush() override;
+
+  // The first failure to make a record durable, or empty. Once set, the
+  // image no longer holds everything the device did since its last save.
+  const std::string& error() const { return error_; }
+  uint64_t checkpoints() const { return checkpoints_; }
+
+ private:
+  void append(const CommandRecord& record);
+  void fail(const std::string& what);
+
+  Image& image_;
+  std::function<Outcome()> checkpoint_;
+  std::string error_;
+  uint64_t checkpoints_ = 0;
+};
+
+}  // namespace zonelab

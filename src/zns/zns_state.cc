@@ -1,0 +1,102 @@
+// The ZNS device's part of a device image: its zone table (zone records and
+// the next open sequence), the flash's erase counts, the lifetime counters,
+// and the block mapping (section 6, docs/image-format.md), encoded and
+// checked here.
+#include <fmt/format.h>
+
+#include "controller/device_state.h"
+#include "flash/flash_state.h"
+#include "zns/block_map_state.h"
+#include "zns/zns_device.h"
+
+namespace zonelab {
+namespace {
+
+constexpr uint32_t kSectionFtl = 7;  // the conventional device's (refused here)
+
+}  // namespace
+
+void ZnsDevice::export_state(ImageState& state) const {
+  state.config = config_;
+  std::vector<ZoneRecord> zones(table_.zone_count());
+  for (uint32_t i = 0; i < table_.zone_count(); ++i) {
+    const Zone& z = table_.zone(i);
+    zones[i] =
+        ZoneRecord{static_cast<uint8_t>(z.state), z.wp, z.data_end, z.pages_programmed, z.open_seq};
+  }
+  put_zone_records(state, zones);
+  put_next_open_seq(state, table_.next_open_seq());
+  put_erase_counts(state, flash_.erase_counts());
+  put_lifetime(state, lifetime());
+  put_block_map(state, map_);
+}
+
+Outcome ZnsDevice::import_state(const ImageState& state) {
+  if (state.sections.count(kSectionFtl) != 0) {
+    return Error{"corrupt image: an ftl section in a ZNS image"};
+  }
+  auto zones_read = get_zone_records(state);
+  if (!zones_read) return Error{"corrupt image: " + zones_read.error()};
+  auto next_open_seq = get_next_open_seq(state);
+  if (!next_open_seq) return Error{"corrupt image: " + next_open_seq.error()};
+  auto erase_counts = get_erase_counts(state);
+  if (!erase_counts) return Error{"corrupt image: " + erase_counts.error()};
+  auto lifetime = get_lifetime(state);
+  if (!lifetime) return Error{"corrupt image: " + lifetime.error()};
+  auto stored_map = get_block_map(state);
+  if (!stored_map) return Error{"corrupt image: " + stored_map.error()};
+  std::vector<ZoneRecord> zones = std::move(zones_read).value();
+  if (zones.size() != layout_.zone_count()) {
+    return Error{fmt::format("corrupt image: {} zones stored, configuration has {}", zones.size(),
+                             layout_.zone_count())};
+  }
+  if (erase_counts->size() != flash_.erase_counts().size()) {
+    return Error{"corrupt image: erase counts do not match the flash geometry"};
+  }
+  ZoneTable table(layout_.zone_count(), layout_.zone_capacity_lbas(), table_.max_open(),
+                  table_.max_active());
+  BlockMap map(layout_, map_.lazy());
+  if (!stored_map->has_value()) {
+    // Stored before the block mapping was: direct, and an empty zone's
+    // programmed pages are the old data an asynchronous reset left.
+    if (map.lazy()) return Error{"corrupt image: lazy block mapping without its block map"};
+    std::vector<Slot> slots(map.slot_count());
+    for (uint32_t i = 0; i < zones.size(); ++i) {
+      if (zones[i].data_end == 0) {
+        slots[i].stale_pages = std::exchange(zones[i].pages_programmed, 0);
+      }
+    }
+    Outcome restored = map.restore(map.slots_of_zones(), slots, 1);
+    if (!restored) return restored;
+  } else {
+    const BlockMapState& stored = **stored_map;
+    Outcome restored = map.restore(stored.zone_slots, stored.slots, stored.next_released_seq);
+    if (!restored) return restored;
+  }
+  uint64_t cap = layout_.zone_capacity_lbas();
+  for (uint32_t i = 0; i < zones.size(); ++i) {
+    const ZoneRecord& s = zones[i];
+    bool holds_pages = s.data_end != 0 || s.pages_programmed != 0;
+    if (s.state >= kZoneStateCount || s.wp > cap || s.data_end > s.wp ||
+        s.pages_programmed > layout_.pages_per_zone() ||
+        (holds_pages && map.slot_of(i) == BlockMap::kUnmapped)) {
+      return Error{fmt::format("corrupt image: zone {} has an impossible state", i)};
+    }
+    table.restore(
+        i, Zone{static_cast<ZoneState>(s.state), s.wp, s.data_end, s.pages_programmed, s.open_seq});
+  }
+  table.set_next_open_seq(*next_open_seq);
+  table.recount();
+  if (!table.invariants_hold()) {
+    return Error{"corrupt image: zone states break the open/active limits or write pointers"};
+  }
+  table_ = std::move(table);
+  map_ = std::move(map);
+  flash_.erase_counts() = std::move(erase_counts).value();
+  lifetime_write_bytes_ = lifetime->host_write_bytes;
+  lifetime_read_bytes_ = lifetime->host_read_bytes;
+  lifetime_commands_ = lifetime->commands;
+  return {};
+}
+
+}  // namespace zonelab
