@@ -366,10 +366,14 @@ class Engine final : public CompletionSink, public EventHandler {
   }
 
   // A management op on the clone's next zone: a reset, or the write that
-  // comes before a finish or softfinish (manage() goes on from there).
+  // comes before a finish or softfinish (manage() goes on from there). A
+  // job without a runtime makes one pass over its zones; one with a runtime
+  // must not run out of zones before its runtime ends.
   Next plan_manage(Clone& clone, Slot& slot) {
     if (clone.cursor >= clone.zones.size()) {
-      note_failure(clone, "no zone left for the next op (one zone per op)");
+      if (clone.spec->runtime_ns != 0) {
+        note_failure(clone, "no zone left for the next op (one zone per op) before the runtime");
+      }
       return Next::kDone;
     }
     uint32_t zone = clone.zones[clone.cursor++];
@@ -382,9 +386,12 @@ class Engine final : public CompletionSink, public EventHandler {
       c.slba = zone_start(zone);
       return Next::kIssue;
     }
+    // The write goes to the write pointer; a full zone has none (it reports
+    // the zone's end), so the write goes to its start and fails, as it must.
+    ZoneDescriptor d = device_.zone(zone);
     slot.use = SlotUse::kPrepare;
     c.opcode = Opcode::kWrite;
-    c.slba = device_.zone(zone).wp_lba;
+    c.slba = d.state == ZoneState::kFull ? d.start_lba : d.wp_lba;
     c.nlb = static_cast<uint32_t>(clone.spec->block_size_bytes / info_.lba_size_bytes);
     c.stream = clone.spec->stream;
     return Next::kIssue;

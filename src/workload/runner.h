@@ -10,8 +10,10 @@
 // A management job (finish, reset, softfinish) counts one operation per zone
 // it manages, with the latency of the finish or reset command (softfinish:
 // of the whole fill); the write before a finish is part of the op, not
-// counted on its own, and `size` does not apply. A job with a runtime and
-// count_within_runtime measures a window: what completes after it is late.
+// counted on its own. `size` does not apply: the job makes one pass over its
+// zones, or with a runtime runs until it ends (running out of zones first is
+// an error). A job with a runtime and count_within_runtime measures a
+// window: what completes after it is late.
 #pragma once
 
 #include <array>
