@@ -1,7 +1,8 @@
-// Interference runs; see interference.h. One Driver plays the foreground
-// threads and the background thread against one fresh device; the run
-// function measures the background's peak, checks that its zones suffice,
-// and drives an isolated and an interfered run per concurrency level.
+// Interference runs; see interference.h. The foreground threads and the
+// background thread are jobs of the benchmark runner (runner.h), run
+// together on one fresh device; the run function measures the background's
+// peak, checks that its zones suffice, and drives an isolated and an
+// interfered run per concurrency level.
 #include "workload/interference.h"
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "stack/device_factory.h"
 #include "stack/stack.h"
 #include "workload/interference_model.h"
+#include "workload/runner.h"
 #include "zonelab/assert.h"
 
 namespace zonelab {
@@ -142,7 +144,7 @@ void fill_zone(Rig& rig, uint32_t zone, Failure& failure) {
 struct Plan {
   ForegroundOp foreground = ForegroundOp::kWrite;
   BackgroundOp background = BackgroundOp::kFinish;
-  uint64_t bs_lbas = 0;
+  uint64_t block_size_bytes = 0;
   uint32_t foreground_zones = 0;  // the background's zones start here
   uint32_t background_zones = 0;
   double rate_ops_per_s = 0;
@@ -159,227 +161,93 @@ struct RunOutcome {
   bool out_of_zones = false;
 };
 
-// The foreground threads and the background thread of one run. Foreground
-// slots are tagged with their index, the background command with kBackground.
-class Driver final : public CompletionSink, public EventHandler {
- public:
-  Driver(const Plan& plan, Rig& rig, uint32_t cl, bool background, const HostConfig& host)
-      : plan_(plan),
-        rig_(rig),
-        info_(rig.info()),
-        background_(background && plan.rate_ops_per_s > 0),
-        rng_(derive_seed(plan.seed, kReadStream, cl)),
-        softfinish_(rig.device(), rig.sim(), host) {
-    bool across_zones = plan.foreground == ForegroundOp::kWrite;
-    uint32_t threads = across_zones ? cl : 1;
-    threads_.resize(threads);
-    slots_.resize(cl);
-    for (uint32_t t = 0; t < threads; ++t) {
-      threads_[t].zone = t;
-      threads_[t].depth = across_zones ? 1 : cl;
-    }
-    for (uint32_t s = 0; s < cl; ++s) {
-      Thread& thread = threads_[across_zones ? s : 0];
-      slots_[s].thread = &thread;
-      thread.free.push_back(s);
-    }
-    read_slots_ = info_.zone_capacity_lbas / plan.bs_lbas;
+// The foreground of one level as a job: write scales across zones (CL
+// clones at queue depth 1, one zone each), append and read within zone 0
+// (one clone at queue depth CL, reads at random offsets of its capacity).
+// Only operations that complete in the window count, a writer resets its
+// full zone once its commands have drained, and a device error stops the run.
+JobSpec foreground_job(const Plan& plan, uint32_t cl) {
+  JobSpec job;
+  job.name = std::string(foreground_op_name(plan.foreground));
+  bool across_zones = plan.foreground == ForegroundOp::kWrite;
+  job.numjobs = across_zones ? cl : 1;
+  job.iodepth = across_zones ? 1 : cl;
+  job.zones = {{0, job.numjobs - 1}};
+  job.block_size_bytes = plan.block_size_bytes;
+  job.runtime_ns = plan.runtime_ns;
+  job.count_within_runtime = true;
+  job.zone_reset_drain = true;
+  job.exitall_on_error = true;
+  switch (plan.foreground) {
+    case ForegroundOp::kWrite:
+      job.kind = JobKind::kWrite;
+      break;
+    case ForegroundOp::kAppend:
+      job.kind = JobKind::kAppend;
+      break;
+    case ForegroundOp::kRead:
+      job.kind = JobKind::kRandRead;
+      job.randseed = derive_seed(plan.seed, kReadStream, cl);
+      break;
   }
+  return job;
+}
 
-  // `target` takes the commands (the rig's device, or a real-time driver's
-  // view of it) and `drive` runs the events (the simulator, or the driver's
-  // paced loop).
-  RunOutcome run(Device& target, const std::function<void()>& drive) {
-    RunOutcome out;
-    outcome_ = &out;
-    target_ = &target;
-    out.run.window_start_ns = rig_.sim().now_ns();
-    out.run.window_end_ns = out.run.window_start_ns + plan_.runtime_ns;
-    for (Thread& thread : threads_) pump(thread);
-    if (background_) issue_background();
-    drive();  // bounded: nothing is issued after the window
-    out.run.virtual_end_ns = rig_.sim().now_ns();
-    uint64_t window = out.run.window_end_ns - out.run.window_start_ns;
-    out.run.iops = static_cast<double>(out.run.ops) * 1e9 / static_cast<double>(window);
-    outcome_ = nullptr;
-    return out;
+// The background as a job: one zone of its own per op, op k due k / rate
+// after the window opens and not before op k-1 ends; a finish first writes
+// one flash page, so that it has a partly written zone to fill.
+JobSpec background_job(const Plan& plan, const Config& config) {
+  JobSpec job;
+  job.name = std::string(background_op_name(plan.background));
+  switch (plan.background) {
+    case BackgroundOp::kReset:
+      job.kind = JobKind::kReset;
+      break;
+    case BackgroundOp::kFinish:
+      job.kind = JobKind::kFinish;
+      break;
+    case BackgroundOp::kSoftfinish:
+      job.kind = JobKind::kSoftfinish;
+      break;
   }
+  job.block_size_bytes = config.flash.page_size_bytes;
+  job.zones = {{plan.foreground_zones, plan.foreground_zones + plan.background_zones - 1}};
+  job.runtime_ns = plan.runtime_ns;
+  job.rate_iops = plan.rate_ops_per_s;
+  job.exitall_on_error = true;
+  job.softfinish_chunk_bytes = config.host.softfinish_chunk_bytes;
+  job.softfinish_pause_ns = config.host.softfinish_pause_ns;
+  return job;
+}
 
-  void on_complete(Command& command) override {
-    InterferenceRun& r = outcome_->run;
-    if (command.user_tag == kBackground) {
-      on_background(command);
-      return;
-    }
-    Slot& slot = slots_[command.user_tag];
-    Thread& thread = *slot.thread;
-    --thread.inflight;
-    thread.free.push_back(static_cast<uint32_t>(command.user_tag));
-    if (command.status != Status::kSuccess) {
-      fail(command);
-      return;
-    }
-    if (slot.is_reset) {
-      ++r.zone_resets;
-      thread.resetting = false;
-      thread.offset_lbas = 0;
-    } else if (command.complete_ns <= r.window_end_ns) {
-      ++r.ops;
-      r.latency_ns.record(command.latency_ns());
-    }
-    pump(thread);
+// What the jobs did, as the run of a level. The background counts the ops it
+// issued: each runs to completion, so they are its completed ops.
+RunOutcome outcome_of(const RunResult& ran, const Plan& plan) {
+  RunOutcome out;
+  const JobResult& fg = ran.jobs[0];
+  InterferenceRun& r = out.run;
+  r.ops = fg.ops;
+  r.latency_ns = fg.latency_ns;
+  r.zone_resets = fg.resets;
+  r.window_start_ns = fg.start_ns;
+  r.window_end_ns = fg.start_ns + plan.runtime_ns;
+  r.virtual_end_ns = ran.end_ns;
+  r.iops = static_cast<double>(r.ops) * 1e9 / static_cast<double>(plan.runtime_ns);
+  if (ran.jobs.size() > 1) {
+    const JobResult& bg = ran.jobs[1];
+    r.background_ops = bg.ops;
+    r.background_ops_in_window = bg.ops - bg.late_ops;
+    r.background_latency_ns = bg.latency_ns;
   }
-
-  void on_event(uint64_t) override { issue_background(); }
-
- private:
-  static constexpr uint64_t kBackground = UINT64_MAX;
-
-  struct Thread {
-    uint32_t zone = 0;
-    uint32_t depth = 1;
-    uint32_t inflight = 0;
-    uint64_t offset_lbas = 0;  // next write position / LBAs handed to appends
-    bool resetting = false;
-    std::vector<uint32_t> free;  // slot indices
-  };
-  struct Slot {
-    Command command;
-    Thread* thread = nullptr;
-    bool is_reset = false;
-  };
-
-  uint64_t zone_start(uint32_t zone) const {
-    return static_cast<uint64_t>(zone) * info_.zone_size_lbas;
+  if (ran.first_failed_job < ran.jobs.size()) {
+    const JobResult& failed = ran.jobs[ran.first_failed_job];
+    // The background's only failure without a device error: no zone left.
+    out.out_of_zones = failed.first_status == Status::kSuccess;
+    ZL_ASSERT(!out.out_of_zones || ran.first_failed_job == 1);
+    out.failure = Failure{failed.first_status, failed.first_error};
   }
-
-  void fail(const Command& command) {
-    if (!outcome_->failure.failed()) outcome_->failure = Failure{command.status, describe(command)};
-    stopped_ = true;
-  }
-
-  // Keeps the thread's queue full until the window ends. A write or append
-  // thread whose zone is full waits for its commands, resets the zone (the
-  // reset is foreground work, not an operation) and starts over.
-  void pump(Thread& thread) {
-    while (!stopped_ && !thread.resetting && thread.inflight < thread.depth) {
-      if (rig_.sim().now_ns() >= outcome_->run.window_end_ns) return;
-      uint32_t index = thread.free.back();
-      Slot& slot = slots_[index];
-      Command& c = slot.command;
-      uint64_t start = zone_start(thread.zone);
-      slot.is_reset = false;
-      if (plan_.foreground == ForegroundOp::kRead) {
-        c = zone_command(Opcode::kRead, start + rng_.below(read_slots_) * plan_.bs_lbas,
-                         static_cast<uint32_t>(plan_.bs_lbas));
-      } else if (thread.offset_lbas >= info_.zone_capacity_lbas) {
-        if (thread.inflight > 0) return;
-        slot.is_reset = true;
-        thread.resetting = true;
-        c = zone_command(Opcode::kZoneManagementSend, start, 0, ZoneAction::kReset);
-      } else {
-        uint64_t nlb = std::min(plan_.bs_lbas, info_.zone_capacity_lbas - thread.offset_lbas);
-        bool append = plan_.foreground == ForegroundOp::kAppend;
-        c = zone_command(append ? Opcode::kAppend : Opcode::kWrite,
-                         append ? start : start + thread.offset_lbas, static_cast<uint32_t>(nlb));
-        thread.offset_lbas += nlb;
-      }
-      c.sink = this;
-      c.user_tag = index;
-      thread.free.pop_back();
-      ++thread.inflight;
-      target_->submit(c);
-    }
-  }
-
-  // Op k of the background: a finish (after a one-page write that gives the
-  // zone data to fill) or a reset, on the next zone of its own.
-  void issue_background() {
-    InterferenceRun& r = outcome_->run;
-    if (stopped_ || rig_.sim().now_ns() >= r.window_end_ns) return;
-    if (next_zone_ >= plan_.background_zones) {
-      outcome_->out_of_zones = true;
-      stopped_ = true;
-      return;
-    }
-    uint32_t zone = plan_.foreground_zones + next_zone_++;
-    ++r.background_ops;
-    if (plan_.background != BackgroundOp::kReset) {
-      bg_ = zone_command(
-          Opcode::kWrite, zone_start(zone),
-          static_cast<uint32_t>(rig_.config().flash.page_size_bytes / info_.lba_size_bytes));
-      bg_writing_ = true;
-    } else {
-      bg_ = zone_command(Opcode::kZoneManagementSend, zone_start(zone), 0, ZoneAction::kReset);
-    }
-    submit_background();
-  }
-
-  void submit_background() {
-    bg_.sink = this;
-    bg_.user_tag = kBackground;
-    target_->submit(bg_);
-  }
-
-  void on_background(Command& c) {
-    if (c.status != Status::kSuccess) {
-      fail(c);
-      return;
-    }
-    if (bg_writing_) {
-      bg_writing_ = false;
-      if (plan_.background == BackgroundOp::kSoftfinish) {
-        auto zone = static_cast<uint32_t>(c.slba / info_.zone_size_lbas);
-        softfinish_.start(zone, [this, zone](Status status, uint64_t latency_ns) {
-          if (status != Status::kSuccess) {
-            Command failed = zone_command(Opcode::kWrite, zone_start(zone), 0);
-            failed.status = status;
-            fail(failed);
-            return;
-          }
-          background_done(latency_ns);
-        });
-        return;
-      }
-      bg_ = zone_command(Opcode::kZoneManagementSend, c.slba, 0, ZoneAction::kFinish);
-      submit_background();
-      return;
-    }
-    background_done(c.latency_ns());
-  }
-
-  // Op k ended: its latency counts, and op k+1 is due.
-  void background_done(uint64_t latency_ns) {
-    InterferenceRun& r = outcome_->run;
-    r.background_latency_ns.record(latency_ns);
-    if (rig_.sim().now_ns() <= r.window_end_ns) ++r.background_ops_in_window;
-    // Op k may start k / rate after the window opens, and not before op k-1 ends.
-    double offset_ns = std::ceil(static_cast<double>(next_zone_) * 1e9 / plan_.rate_ops_per_s);
-    if (offset_ns >= static_cast<double>(plan_.runtime_ns)) return;  // due after the window
-    uint64_t due = r.window_start_ns + static_cast<uint64_t>(offset_ns);
-    if (due > rig_.sim().now_ns()) {
-      rig_.sim().schedule_at(due, this, 0);
-    } else {
-      issue_background();
-    }
-  }
-
-  const Plan& plan_;
-  Rig& rig_;
-  DeviceInfo info_;
-  bool background_;
-  Rng rng_;
-  std::vector<Thread> threads_;
-  std::vector<Slot> slots_;
-  uint64_t read_slots_ = 0;
-  Command bg_;
-  SoftFinish softfinish_;
-  bool bg_writing_ = false;
-  uint32_t next_zone_ = 0;  // background zones used so far
-  bool stopped_ = false;
-  RunOutcome* outcome_ = nullptr;
-  Device* target_ = nullptr;
-};
+  return out;
+}
 
 // One run at one level on a fresh device. Both runs of a level prepare the
 // device alike: the read zone and the reset background's zones are written
@@ -400,13 +268,19 @@ Result<RunOutcome> run_level(const Config& config, const Plan& plan, uint32_t cl
     return out;
   }
   (*rig)->reset_stats();
-  Driver driver(plan, **rig, cl, background, config.host);
+  std::vector<JobSpec> jobs{foreground_job(plan, cl)};
+  if (background && plan.rate_ops_per_s > 0) jobs.push_back(background_job(plan, (*rig)->config()));
+  ZL_ASSERT(check_jobs(jobs, (*rig)->info()));  // check_interference vouches for the jobs
   if (!plan.realtime) {
-    return driver.run((*rig)->device(), [&rig] { (*rig)->drive(); });
+    RunResult ran = run_jobs((*rig)->device(), (*rig)->sim(), jobs, plan.seed, nullptr,
+                             [&rig] { (*rig)->drive(); });
+    return outcome_of(ran, plan);
   }
   std::unique_ptr<RealtimeDriver> paced = (*rig)->pace(plan.realtime_options);
-  RunOutcome out = driver.run(paced->device(), [&paced] { paced->run_until_idle(); });
+  RunResult ran = run_jobs(paced->device(), (*rig)->sim(), jobs, plan.seed, nullptr,
+                           [&paced] { paced->run_until_idle(); });
   paced->stop();
+  RunOutcome out = outcome_of(ran, plan);
   out.completion_error_ns = paced->stats().completion_error_ns;
   return out;
 }
@@ -744,7 +618,7 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   Plan plan;
   plan.foreground = spec.foreground;
   plan.background = spec.background;
-  plan.bs_lbas = spec.block_size_bytes / layout->lba_size_bytes;
+  plan.block_size_bytes = spec.block_size_bytes;
   plan.foreground_zones = foreground_zone_count(spec, result.spec.levels);
   plan.runtime_ns = spec.runtime_ns;
   plan.seed = config.seed;

@@ -13,7 +13,10 @@
 namespace zonelab {
 namespace {
 
-constexpr std::array<std::string_view, 4> kKindNames{"read", "randread", "write", "append"};
+constexpr std::array<std::string_view, 7> kKindNames{"read",   "randread", "write",     "append",
+                                                     "finish", "reset",    "softfinish"};
+// The kinds a job file may name in `rw`: the data kinds, which come first.
+constexpr size_t kDataKindCount = 4;
 
 Result<std::pair<uint32_t, uint32_t>> parse_zone_range(std::string_view text) {
   auto dash = text.find('-');
@@ -40,8 +43,12 @@ Result<uint64_t> bounded_count(std::string_view key, std::string_view value, uin
 
 std::string_view job_kind_name(JobKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
 
+bool is_management(JobKind kind) {
+  return kind == JobKind::kFinish || kind == JobKind::kReset || kind == JobKind::kSoftfinish;
+}
+
 std::optional<JobKind> job_kind_from_name(std::string_view name) {
-  for (size_t i = 0; i < kKindNames.size(); ++i) {
+  for (size_t i = 0; i < kDataKindCount; ++i) {
     if (kKindNames[i] == name) return static_cast<JobKind>(i);
   }
   return std::nullopt;

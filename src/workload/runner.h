@@ -4,10 +4,20 @@
 //
 // Jobs run together unless one says `stonewall`, which starts a new group
 // after every earlier job has finished. A clone stops at its first failed
-// command (as fio does by default) and the job reports the error.
+// command (as fio does by default) and the job reports the error; with
+// exitall_on_error every job stops issuing.
+//
+// A management job (finish, reset, softfinish) counts one operation per zone
+// it manages, with the latency of the finish or reset command (softfinish:
+// of the whole fill); the write before a finish is part of the op, not
+// counted on its own. `size` does not apply: the job makes one pass over its
+// zones, or with a runtime runs until it ends (running out of zones first is
+// an error). A job with a runtime and count_within_runtime measures a
+// window: what completes after it is late.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,7 +32,7 @@ namespace zonelab {
 
 struct JobResult {
   JobSpec spec;
-  uint64_t ops = 0;  // successful data commands
+  uint64_t ops = 0;  // successful data commands, or zones managed
   uint64_t bytes = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -36,6 +46,9 @@ struct JobResult {
   std::string first_error;  // "ZONE_INVALID_WRITE at LBA 123 (write)"
   // With spec.log_interval_ns: bytes completed in each interval from start_ns.
   std::vector<uint64_t> bw_log;
+  // With spec.runtime_ns: operations that completed after the runtime. They
+  // count in ops, bytes and latency too, unless spec.count_within_runtime.
+  uint64_t late_ops = 0;
 
   double seconds() const {
     return end_ns > start_ns ? static_cast<double>(end_ns - start_ns) / 1e9 : 0.0;
@@ -52,6 +65,8 @@ struct RunResult {
   uint64_t end_ns = 0;
   uint64_t commands = 0;
   uint64_t errors = 0;
+  // The job whose error came first (SIZE_MAX: none failed).
+  size_t first_failed_job = SIZE_MAX;
 };
 
 // Called now and then during a run with the commands completed so far.

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <unordered_map>
+
+#include "common/rng.h"
 #include "sim/realtime.h"
 #include "zns/zns_device.h"
 
@@ -33,6 +37,55 @@ JobSpec job(JobKind kind, uint64_t bs, uint32_t iodepth) {
   spec.block_size_bytes = bs;
   spec.iodepth = iodepth;
   return spec;
+}
+
+// A device in front of the model that notes every command it is given: when
+// it was submitted and completed, and how many others were then in flight.
+class Spy final : public Device, public CompletionSink {
+ public:
+  struct Seen {
+    Opcode opcode = Opcode::kRead;
+    ZoneAction action = ZoneAction::kNone;
+    uint64_t slba = 0;
+    uint64_t submit_ns = 0;
+    uint64_t complete_ns = 0;
+    uint32_t inflight = 0;
+  };
+
+  Spy(Device& inner, Simulator& sim) : inner_(inner), sim_(sim) {}
+
+  void submit(Command& command) override {
+    seen.push_back({command.opcode, command.action, command.slba, sim_.now_ns(), 0, inflight_});
+    owners_[&command] = {command.sink, seen.size() - 1};
+    command.sink = this;
+    ++inflight_;
+    inner_.submit(command);
+  }
+  const DeviceInfo& info() const override { return inner_.info(); }
+  ZoneDescriptor zone(uint32_t index) const override { return inner_.zone(index); }
+
+  void on_complete(Command& command) override {
+    auto it = owners_.find(&command);
+    ASSERT_NE(it, owners_.end());
+    auto [sink, index] = it->second;
+    owners_.erase(it);
+    --inflight_;
+    seen[index].complete_ns = command.complete_ns;
+    command.sink = sink;
+    sink->on_complete(command);
+  }
+
+  std::vector<Seen> seen;
+
+ private:
+  Device& inner_;
+  Simulator& sim_;
+  uint32_t inflight_ = 0;
+  std::unordered_map<Command*, std::pair<CompletionSink*, size_t>> owners_;
+};
+
+bool is_reset(const Spy::Seen& s) {
+  return s.opcode == Opcode::kZoneManagementSend && s.action == ZoneAction::kReset;
 }
 
 TEST(Runner, WriteJobWritesExactlyItsSize) {
@@ -227,6 +280,214 @@ TEST(Runner, CheckJobsRejectsBadRanges) {
   EXPECT_FALSE(check_jobs({a}, rig.device->info()).ok());
   JobSpec odd = job(JobKind::kRead, 1000, 1);  // not a multiple of the LBA size
   EXPECT_FALSE(check_jobs({odd}, rig.device->info()).ok());
+}
+
+TEST(Runner, CountWithinRuntimeLeavesLateOpsOut) {
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 8);
+  w.zones = {{0, 3}};
+  w.runtime_ns = 20'000'000;
+  Rig all_rig;
+  JobResult all = all_rig.run({w}).jobs[0];
+  w.count_within_runtime = true;
+  Rig window_rig;
+  JobResult window = window_rig.run({w}).jobs[0];
+  EXPECT_GT(all.late_ops, 0u);  // at queue depth 8, writes are in flight when the runtime ends
+  EXPECT_EQ(window.late_ops, all.late_ops);
+  EXPECT_EQ(window.ops + window.late_ops, all.ops);
+  EXPECT_EQ(window.bytes, window.ops * (64 << 10));
+  EXPECT_EQ(window.latency_ns.count(), window.ops);
+}
+
+// Appends at queue depth 8 to one zone, written three times over.
+JobResult append_three_passes(bool drain, std::vector<Spy::Seen>& seen) {
+  Rig rig;
+  Spy spy(*rig.device, rig.sim);
+  JobSpec a = job(JobKind::kAppend, 64 << 10, 8);
+  a.zones = {{0, 0}};
+  a.size_percent = 300;
+  a.zone_reset_drain = drain;
+  RunResult run = run_jobs(spy, rig.sim, {a}, 1);
+  seen = spy.seen;
+  EXPECT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  EXPECT_EQ(run.jobs[0].bytes, 3 * rig.zone_bytes());
+  return run.jobs[0];
+}
+
+TEST(Runner, ZoneResetDrainResetsAnIdleZoneAndWaitsForTheReset) {
+  std::vector<Spy::Seen> seen;
+  EXPECT_EQ(append_three_passes(true, seen).resets, 2u);
+  size_t resets = 0;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (!is_reset(seen[i])) continue;
+    ++resets;
+    EXPECT_EQ(seen[i].inflight, 0u) << i;
+    ASSERT_LT(i + 1, seen.size());
+    EXPECT_EQ(seen[i + 1].inflight, 0u) << i;
+    EXPECT_GE(seen[i + 1].submit_ns, seen[i].complete_ns) << i;
+  }
+  EXPECT_EQ(resets, 2u);
+}
+
+TEST(Runner, WithoutZoneResetDrainTheResetQueuesBehindTheAppends) {
+  std::vector<Spy::Seen> seen;
+  EXPECT_EQ(append_three_passes(false, seen).resets, 2u);
+  bool queued = false;
+  for (const auto& s : seen) queued = queued || (is_reset(s) && s.inflight > 0);
+  EXPECT_TRUE(queued);
+}
+
+TEST(Runner, ResetJobResetsOneZonePerOp) {
+  Rig rig;
+  JobSpec w = job(JobKind::kWrite, 1 << 20, 4);
+  w.zones = {{2, 5}};
+  rig.run({w});
+  JobSpec r = job(JobKind::kReset, 4096, 1);
+  r.zones = {{2, 5}};
+  RunResult run = rig.run({r});
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  EXPECT_EQ(run.jobs[0].ops, 4u);
+  EXPECT_EQ(run.jobs[0].bytes, 0u);
+  EXPECT_EQ(run.jobs[0].latency_ns.count(), 4u);
+  EXPECT_EQ(run.commands, 4u);
+  for (uint32_t z = 2; z <= 5; ++z) EXPECT_EQ(rig.device->zone(z).state, ZoneState::kEmpty) << z;
+}
+
+TEST(Runner, FinishJobWritesBsAndThenFinishesEachZone) {
+  Rig rig;
+  JobSpec f = job(JobKind::kFinish, 16 << 10, 1);
+  f.zones = {{0, 2}};
+  RunResult run = rig.run({f});
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  EXPECT_EQ(run.jobs[0].ops, 3u);
+  EXPECT_EQ(run.commands, 6u);  // a write and a finish per zone
+  EXPECT_EQ(rig.device->counters().host_write_bytes, 3u * (16 << 10));
+  for (uint32_t z = 0; z <= 2; ++z) EXPECT_EQ(rig.device->zone(z).state, ZoneState::kFull) << z;
+  EXPECT_EQ(rig.device->zone(3).state, ZoneState::kEmpty);
+}
+
+TEST(Runner, SoftfinishJobFillsItsZonesWithHostWritesOnePerSlot) {
+  Rig rig;
+  JobSpec s = job(JobKind::kSoftfinish, 16 << 10, 2);
+  s.zones = {{0, 3}};
+  s.softfinish_chunk_bytes = 1 << 20;
+  RunResult run = rig.run({s});
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  EXPECT_EQ(run.jobs[0].ops, 4u);
+  for (uint32_t z = 0; z <= 3; ++z) EXPECT_EQ(rig.device->zone(z).state, ZoneState::kFull) << z;
+  EXPECT_EQ(rig.device->counters().host_write_bytes, 4 * rig.zone_bytes());
+  uint64_t fills = (rig.zone_bytes() - (16 << 10) + (1 << 20) - 1) >> 20;
+  EXPECT_EQ(run.commands, 4 * (1 + fills));
+}
+
+TEST(Runner, ManagementJobWithARuntimeMustNotRunOutOfZones) {
+  Rig rig;
+  JobSpec r = job(JobKind::kReset, 4096, 1);
+  r.zones = {{0, 1}};
+  RunResult pass = rig.run({r});
+  EXPECT_EQ(pass.errors, 0u) << pass.jobs[0].first_error;  // one pass over the zones
+  EXPECT_EQ(pass.jobs[0].ops, 2u);
+  r.runtime_ns = 1'000'000'000;
+  RunResult run = rig.run({r});
+  EXPECT_EQ(run.jobs[0].ops, 2u);
+  EXPECT_EQ(run.jobs[0].errors, 1u);
+  EXPECT_EQ(run.jobs[0].first_status, Status::kSuccess);
+  EXPECT_NE(run.jobs[0].first_error.find("no zone left"), std::string::npos);
+  EXPECT_EQ(run.first_failed_job, 0u);
+}
+
+TEST(Runner, RateIopsStartsOpKAtKOverTheRateAndNoneAfterTheRuntime) {
+  Rig rig;
+  Spy spy(*rig.device, rig.sim);
+  JobSpec w = job(JobKind::kWrite, 4096, 4);
+  w.zones = {{0, 0}};
+  w.rate_iops = 100;          // one op per 10 ms
+  w.runtime_ns = 45'000'000;  // ops due at 0, 10, 20, 30 and 40 ms
+  RunResult run = run_jobs(spy, rig.sim, {w}, 1);
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  ASSERT_EQ(spy.seen.size(), 5u);
+  for (size_t k = 0; k < spy.seen.size(); ++k) {
+    EXPECT_EQ(spy.seen[k].submit_ns, run.start_ns + k * 10'000'000) << k;
+  }
+  // Op 5 falls due after the runtime: no wake-up waits for it.
+  EXPECT_EQ(run.end_ns, spy.seen.back().complete_ns);
+  EXPECT_LT(run.end_ns, run.start_ns + 50'000'000);
+}
+
+TEST(Runner, RandseedSeedsTheCloneWhateverTheRunSeed) {
+  auto offsets = [](uint64_t run_seed, uint64_t randseed) {
+    Rig rig;
+    JobSpec w = job(JobKind::kWrite, 1 << 20, 4);
+    w.zones = {{0, 0}};
+    rig.run({w});
+    Spy spy(*rig.device, rig.sim);
+    JobSpec r = job(JobKind::kRandRead, 16 << 10, 1);
+    r.zones = {{0, 0}};
+    r.size_bytes = 8 * (16 << 10);
+    r.randseed = randseed;
+    run_jobs(spy, rig.sim, {r}, run_seed);
+    std::vector<uint64_t> slbas;
+    for (const auto& s : spy.seen) slbas.push_back(s.slba);
+    return slbas;
+  };
+  std::vector<uint64_t> seeded = offsets(1, 42);
+  EXPECT_EQ(offsets(2, 42), seeded);
+  EXPECT_NE(offsets(1, 43), seeded);
+  // Clone 0 draws from a generator seeded with randseed itself.
+  Rig rig;
+  uint64_t bs_lbas = (16 << 10) / rig.device->info().lba_size_bytes;
+  Rng rng(42);
+  ASSERT_EQ(seeded.size(), 8u);
+  for (uint64_t slba : seeded) {
+    EXPECT_EQ(slba, rng.below(rig.device->info().zone_capacity_lbas / bs_lbas) * bs_lbas);
+  }
+}
+
+TEST(Runner, ExitallOnErrorStopsTheOtherJobs) {
+  auto run_with = [](bool exitall) {
+    Rig rig;
+    JobSpec fill = job(JobKind::kWrite, 1 << 20, 4);
+    fill.zones = {{5, 5}};
+    rig.run({fill});
+    JobSpec w = job(JobKind::kWrite, 64 << 10, 1);
+    w.zones = {{0, 3}};
+    w.runtime_ns = 50'000'000;
+    JobSpec f = job(JobKind::kFinish, 16 << 10, 1);  // its write finds zone 5 full
+    f.zones = {{5, 5}};
+    f.exitall_on_error = exitall;
+    return rig.run({w, f});
+  };
+  RunResult stopped = run_with(true);
+  EXPECT_EQ(stopped.first_failed_job, 1u);
+  EXPECT_EQ(stopped.jobs[1].errors, 1u);
+  EXPECT_NE(stopped.jobs[1].first_status, Status::kSuccess);
+  EXPECT_NE(stopped.jobs[1].first_error.find("(write)"), std::string::npos);
+  EXPECT_EQ(stopped.jobs[0].errors, 0u);
+  EXPECT_LE(stopped.jobs[0].ops, 2u);
+  RunResult free = run_with(false);
+  EXPECT_EQ(free.jobs[1].errors, 1u);
+  EXPECT_GT(free.jobs[0].ops, 10u);
+}
+
+TEST(Runner, CheckJobsRejectsBadManagementJobsAndRates) {
+  Rig rig;
+  const DeviceInfo& info = rig.device->info();
+  JobSpec s = job(JobKind::kSoftfinish, 16 << 10, 1);
+  EXPECT_TRUE(check_jobs({s}, info).ok());
+  s.softfinish_chunk_bytes = 1000;
+  EXPECT_FALSE(check_jobs({s}, info).ok());
+  EXPECT_FALSE(check_jobs({job(JobKind::kFinish, 0, 1)}, info).ok());
+  JobSpec m = job(JobKind::kReset, 4096, 1);
+  m.zones = {{0, 1}};
+  m.numjobs = 3;  // a clone without a zone
+  EXPECT_FALSE(check_jobs({m}, info).ok());
+  JobSpec w = job(JobKind::kWrite, 4096, 1);
+  w.rate_iops = -1;
+  EXPECT_FALSE(check_jobs({w}, info).ok());
+  w.rate_iops = std::nan("");
+  EXPECT_FALSE(check_jobs({w}, info).ok());
+  // Job files name only the data kinds.
+  EXPECT_FALSE(job_kind_from_name("finish").has_value());
+  EXPECT_EQ(job_kind_name(JobKind::kSoftfinish), "softfinish");
 }
 
 // The same jobs through the real-time driver, with the engine running in
