@@ -1,6 +1,6 @@
 # zonelab: `make test` installs what is missing, builds and runs every test;
 # `make demo` builds and runs the main job; `make experiments` regenerates
-# experiments/confznspp and experiments/block-tax/results (CSV, JSON, PNG,
+# every experiment's committed results under experiments/ (CSV, JSON, PNG,
 # README.md).
 BUILD ?= build
 TSAN_BUILD ?= build-tsan
@@ -63,6 +63,7 @@ $(VENV)/.requirements-installed: tools/plot/requirements.txt
 experiments: build plot-deps
 	$(BUILD)/zonelab experiment run confznspp --out experiments/confznspp
 	$(BUILD)/zonelab experiment run block-tax --out experiments/block-tax/results
+	$(BUILD)/zonelab experiment run zinc-softfinish --out experiments/zinc-softfinish/results
 
 fuzz: deps
 	scripts/fuzz.sh

@@ -92,9 +92,19 @@ check "zone out of range" 2 "$Z" zone dev.img reset --zone 999
 one_line_error "zone out of range"
 check "zero blocks" 2 "$Z" write dev.img --lba 0 --blocks 0
 check "unknown inject state" 2 "$Z" inject dev.img --zone 1 --state broken
-check "batch with a bad line changes nothing" 2 sh -c "printf 'write --lba 0 --blocks 8\nwrite --lba 8 --nonsense 1\n' | '$Z' batch dev.img"
 sum_after=$(head -c 128M dev.img | md5sum | cut -d' ' -f1)
 if [ "$sum_before" = "$sum_after" ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: bad input changed the image"; fi
+# batch answers line by line: a bad line is answered and the batch goes on.
+check "batch with a bad line" 2 sh -c "printf 'write --lba 0 --blocks 8\nwrite --lba 8 --nonsense 1\nwrite --lba 8 --blocks 8\n' | '$Z' batch dev.img"
+python3 - <<'PY' && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: batch answers each line"; cat out.txt; }
+import json
+lines = [json.loads(l) for l in open("out.txt")]
+assert [l["status"] for l in lines] == ["SUCCESS", "INVALID_INPUT", "SUCCESS"], lines
+assert lines[1]["line"] == 2 and lines[1]["error"], lines[1]
+PY
+check "zone 0 after the batch" 0 "$Z" report dev.img --limit 1 --json
+expect "the good lines ran" "j['zones'][0]['wp']==16"
+check "undo the batch" 0 "$Z" zone dev.img reset --zone 0
 
 check "unknown preset" 2 "$Z" create x.img --preset nope
 one_line_error "unknown preset"

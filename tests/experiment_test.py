@@ -186,7 +186,8 @@ def main():
               and [e["name"] for e in summary.get("experiments", [])] == list(EXPERIMENTS))
         check("progress on stderr", "confznspp/finish_occupancy" in done.stderr
               and "warning" not in done.stderr, done.stderr[-300:])
-        expected = {"README.md"} | {f"{e}.{x}" for e in EXPERIMENTS for x in ("csv", "json")}
+        expected = {"README.md", ".zonelab-experiment"} | {
+            f"{e}.{x}" for e in EXPERIMENTS for x in ("csv", "json")}
         check("files written", set(os.listdir(out)) == expected, sorted(os.listdir(out)))
         if set(os.listdir(out)) != expected:
             return

@@ -19,7 +19,9 @@ void ImageJournal::flush() {
 }
 
 void ImageJournal::fail(const std::string& what) {
-  if (error_.empty()) error_ = what;
+  if (!error_.empty()) return;
+  error_ = what;
+  failed_();
 }
 
 }  // namespace zonelab

@@ -16,9 +16,10 @@ namespace zonelab {
 
 class ImageJournal final : public CommandLog {
  public:
-  // `checkpoint` saves the device's current state into the image.
-  ImageJournal(Image& image, std::function<Outcome()> checkpoint)
-      : image_(image), checkpoint_(std::move(checkpoint)) {}
+  // `checkpoint` saves the device's current state into the image;
+  // `failed` is called once, at the first failure.
+  ImageJournal(Image& image, std::function<Outcome()> checkpoint, std::function<void()> failed)
+      : image_(image), checkpoint_(std::move(checkpoint)), failed_(std::move(failed)) {}
 
   void taken(const Command& command) override { append(CommandRecord::of(command)); }
   void injected(uint32_t zone, ZoneState state) override {
@@ -37,6 +38,7 @@ class ImageJournal final : public CommandLog {
 
   Image& image_;
   std::function<Outcome()> checkpoint_;
+  std::function<void()> failed_;
   std::string error_;
   uint64_t checkpoints_ = 0;
 };

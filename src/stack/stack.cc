@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -22,11 +23,11 @@ namespace {
 
 class VirtualBlocking final : public BlockingDevice, private CompletionSink {
  public:
-  VirtualBlocking(Device& top, Simulator& sim, const bool& closed)
-      : top_(top), sim_(sim), closed_(closed) {}
+  VirtualBlocking(Device& top, Simulator& sim, const std::atomic<bool>& refusing)
+      : top_(top), sim_(sim), refusing_(refusing) {}
 
   bool submit_wait(Command& command) override {
-    if (closed_) return false;
+    if (refusing_) return false;
     ZL_ASSERT(!busy_ && "a virtual-time stack takes one blocking caller at a time");
     busy_ = true;
     done_ = false;
@@ -46,7 +47,7 @@ class VirtualBlocking final : public BlockingDevice, private CompletionSink {
 
   Device& top_;
   Simulator& sim_;
-  const bool& closed_;
+  const std::atomic<bool>& refusing_;
   bool busy_ = false;
   bool done_ = false;
 };
@@ -75,14 +76,16 @@ class VirtualClock final : public Clock {
 
 class RealtimeBlocking final : public BlockingDevice {
  public:
-  explicit RealtimeBlocking(RealtimeDriver& driver, const DeviceInfo& info)
-      : driver_(driver), info_(info) {}
-  bool submit_wait(Command& command) override { return driver_.submit_sync(command); }
+  RealtimeBlocking(RealtimeDriver& driver, const DeviceInfo& info,
+                   const std::atomic<bool>& refusing)
+      : driver_(driver), info_(info), refusing_(refusing) {}
+  bool submit_wait(Command& command) override { return !refusing_ && driver_.submit_sync(command); }
   const DeviceInfo& info() const override { return info_; }
 
  private:
   RealtimeDriver& driver_;
   const DeviceInfo& info_;
+  const std::atomic<bool>& refusing_;
 };
 
 // Timers on a thread of their own, in device time as the driver maps the
@@ -168,7 +171,7 @@ Result<std::unique_ptr<Stack>> Stack::assemble(std::unique_ptr<Stack> stack, con
   if (!top) return Error{top.error()};
   stack->top_ = *top;
   stack->scheduler_ = host.scheduler;
-  stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->closed_);
+  stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->refusing_);
   stack->clock_ = std::make_unique<VirtualClock>(stack->sim_);
   if (options.realtime) {
     Outcome started = stack->start_realtime(options.realtime_options);
@@ -183,7 +186,7 @@ Outcome Stack::start_realtime(const RealtimeOptions& options) {
   if (!checked) return checked;
   realtime_ = std::make_unique<RealtimeDriver>(*top_, sim_, options);
   realtime_->start();
-  io_ = std::make_unique<RealtimeBlocking>(*realtime_, device_->info());
+  io_ = std::make_unique<RealtimeBlocking>(*realtime_, device_->info(), refusing_);
   clock_ = std::make_unique<WallClock>(*realtime_);
   return {};
 }
@@ -237,7 +240,8 @@ Outcome Stack::attach_image() {
                   : replayed_ != 0       ? checkpoint()
                                          : Outcome();
   if (!ready) return ready;
-  journal_ = std::make_unique<ImageJournal>(*image_, [this] { return checkpoint(); });
+  journal_ = std::make_unique<ImageJournal>(
+      *image_, [this] { return checkpoint(); }, [this] { refusing_ = true; });
   device_->set_command_log(journal_.get());
   return {};
 }
@@ -268,7 +272,7 @@ Outcome Stack::replay_journal() {
     }
     // The device itself, not the scheduler: the records are in the order
     // the device took the commands.
-    VirtualBlocking replay(*device_, sim_, closed_);
+    VirtualBlocking replay(*device_, sim_, refusing_);
     replay.submit_wait(command);
     sim_.run();
     if (command.status != Status::kSuccess) {
@@ -285,6 +289,14 @@ Outcome Stack::replay_journal() {
                   "after them)",
                   replayed_));
   return {};
+}
+
+std::string Stack::data_error() const {
+  return image_ != nullptr ? image_->data_error() : std::string();
+}
+
+std::string Stack::journal_error() const {
+  return journal_ != nullptr ? static_cast<const ImageJournal&>(*journal_).error() : std::string();
 }
 
 Outcome Stack::checkpoint() {
@@ -383,6 +395,7 @@ RealtimeStats Stack::realtime_stats() const {
 Outcome Stack::close(Save save) {
   if (closed_) return {};
   closed_ = true;
+  refusing_ = true;
   if (clock_ != nullptr) clock_->stop();
   if (realtime_ != nullptr) realtime_->stop();
   if (image_ == nullptr || image_->read_only() || device_ == nullptr) return {};

@@ -28,6 +28,7 @@
 // device's state, after which the journal starts empty.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -111,6 +112,12 @@ class Stack {
   // The real-time driver's statistics (zeros in virtual time).
   RealtimeStats realtime_stats() const;
 
+  // Why the image's file failed a command (WRITE_FAULT and
+  // UNRECOVERED_READ_ERROR): the operating system's answer, or empty.
+  std::string data_error() const;
+  // Why the journal failed, after which the stack takes no command.
+  std::string journal_error() const;
+
   // What open() has to tell besides an error (a corrupt newest metadata
   // slot it stepped over; journal records it replayed), one line each.
   const std::vector<std::string>& notes() const { return notes_; }
@@ -153,6 +160,8 @@ class Stack {
   std::unique_ptr<BlockingDevice> io_;
   std::unique_ptr<Clock> clock_;
   bool closed_ = false;
+  // No command is taken: closed, or the journal failed.
+  std::atomic<bool> refusing_{false};
 };
 
 }  // namespace zonelab

@@ -7,13 +7,50 @@
 #include <cstring>
 
 #include "common/rng.h"
+#include "common/units.h"
 #include "stack/device_factory.h"
 
 namespace zonelab::cli {
 
 int bad_input(const std::string& message) {
-  fmt::print(stderr, "zonelab: error: {}\n", message);
+  fmt::print(stderr, "zonelab: error: {}\n", one_line(message, 1000));
   return kExitBadInput;
+}
+
+void note(const std::string& message) {
+  fmt::print(stderr, "zonelab: note: {}\n", one_line(message, 1000));
+}
+
+namespace {
+
+uint64_t parse_count_option(const std::string& name, const std::string& value) {
+  auto n = parse_count(value);
+  if (!n) {
+    throw CLI::ValidationError(
+        name, fmt::format("'{}' is not a whole number from 0 to 18446744073709551615",
+                          one_line(value, 64)));
+  }
+  return *n;
+}
+
+}  // namespace
+
+CLI::Option* add_count_option(CLI::App* app, const std::string& name, uint64_t& target,
+                              const std::string& help) {
+  return app
+      ->add_option_function<std::string>(
+          name, [&target, name](const std::string& v) { target = parse_count_option(name, v); },
+          help)
+      ->type_name("N");
+}
+
+CLI::Option* add_count_option(CLI::App* app, const std::string& name,
+                              std::optional<uint64_t>& target, const std::string& help) {
+  return app
+      ->add_option_function<std::string>(
+          name, [&target, name](const std::string& v) { target = parse_count_option(name, v); },
+          help)
+      ->type_name("N");
 }
 
 void add_config_options(CLI::App& app, ConfigOptions& options) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,20 @@ using Json = nlohmann::ordered_json;
 // The contract's exit codes.
 enum Exit : int { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitDeviceError = 3 };
 
-// Prints "zonelab: error: MESSAGE" on stderr and returns kExitBadInput.
+// Prints "zonelab: error: MESSAGE" on stderr, on one line whatever the
+// message holds, and returns kExitBadInput.
 int bad_input(const std::string& message);
+// Prints "zonelab: note: MESSAGE" on stderr (on one line).
+void note(const std::string& message);
+
+// Registers `NAME VALUE` as a whole number from 0 to 2^64 - 1, written as
+// the user likes ("4096", "0x1000" is not one); anything else (empty, a
+// sign, a fraction, a value past 2^64) fails the parse with a message that
+// names the option and the value as written.
+CLI::Option* add_count_option(CLI::App* app, const std::string& name, uint64_t& target,
+                              const std::string& help);
+CLI::Option* add_count_option(CLI::App* app, const std::string& name,
+                              std::optional<uint64_t>& target, const std::string& help);
 
 struct ConfigOptions {
   std::string preset;

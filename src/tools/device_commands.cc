@@ -4,6 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -15,7 +20,9 @@ namespace {
 
 constexpr uint64_t kMaxBlocks = 65536;              // NVMe NLB is 16 bits
 constexpr uint64_t kMaxCommandBytes = 64ULL << 20;  // one CLI command's buffer
-constexpr size_t kMaxBatchLines = 1'000'000;
+constexpr size_t kMaxBatchLineBytes = 4096;
+constexpr const char* kBatchCommands =
+    "commands: info, report, zone, write, append, read, inject, help";
 
 void add_image(CLI::App* sub, DeviceRequest& r, bool with_image) {
   if (!with_image) return;
@@ -175,6 +182,56 @@ int zone_action(Stack& s, const DeviceRequest& r, Json& out) {
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
 }
 
+// The bytes of --data FILE for a write of `bytes` bytes; false with the
+// problem in out["error"].
+bool read_data_file(const std::string& path, uint64_t bytes, std::vector<uint8_t>& data,
+                    Json& out) {
+  std::error_code error;
+  auto status = std::filesystem::status(path, error);
+  if (error || !std::filesystem::is_regular_file(status)) {
+    out["error"] = fmt::format("--data {}: {}", path,
+                               error ? error.message() : std::string("not a regular file"));
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  data.assign(bytes, 0);
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(bytes));
+  if (static_cast<uint64_t>(in.gcount()) != bytes) {
+    out["error"] =
+        fmt::format("--data {}: holds {} bytes; the write needs {}", path, in.gcount(), bytes);
+    return false;
+  }
+  return true;
+}
+
+// Writes the blocks read into --data FILE; false with the problem.
+bool write_data_file(const std::string& path, const std::vector<uint8_t>& data, Json& out) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    out["error"] = fmt::format("--data {}: is a directory", path);
+    return false;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  file.close();
+  if (!file) {
+    out["error"] = fmt::format("--data {}: cannot write: {}", path, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// A WRITE_FAULT or UNRECOVERED_READ_ERROR comes from the image's file (a
+// full disk, a file-size limit): something the user can fix, said in one
+// line, rather than a device error.
+int answer(const Stack& s, const Command& c, Json& out) {
+  if (c.status == Status::kWriteFault || c.status == Status::kUnrecoveredReadError) {
+    out["error"] = fmt::format("{}: {}", s.image_path(), s.data_error());
+    return kExitBadInput;
+  }
+  return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
+}
+
 int write_or_append(Stack& s, const DeviceRequest& r, Json& out, bool append) {
   const DeviceInfo& info = s.info();
   if (!check_blocks(info, r.blocks, out)) return kExitBadInput;
@@ -193,20 +250,27 @@ int write_or_append(Stack& s, const DeviceRequest& r, Json& out, bool append) {
                                       c.slba / info.zone_size_lbas, info.zone_count - 1)))
                                .wp_lba
                          : c.slba;
-  // Without a data store the pattern would be built only to be dropped.
   std::vector<uint8_t> data;
-  if (s.stores_data()) {
+  if (!r.data_file.empty()) {
+    if (!read_data_file(r.data_file, r.blocks * lba_size, data, out)) return kExitBadInput;
+    c.data = data.data();
+  } else if (s.stores_data()) {
+    // Without a data store the pattern would be built only to be dropped.
     data.resize(r.blocks * lba_size);
     for (uint64_t i = 0; i < r.blocks; ++i)
       fill_pattern(r.seed, base + i, data.data() + i * lba_size, lba_size);
     c.data = data.data();
   }
-  s.io().submit_wait(c);
+  if (!s.io().submit_wait(c)) {
+    out["error"] = fmt::format("{}: the device takes no more commands ({})", s.image_path(),
+                               s.journal_error());
+    return kExitBadInput;
+  }
   out = command_json(c);
   if (append && info.zasl_lbas == 0) out["reason"] = "the block interface has no Zone Append";
   out["lba"] = append ? c.result_lba : c.slba;
   out["blocks"] = r.blocks;
-  return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
+  return answer(s, c, out);
 }
 
 int read(Stack& s, const DeviceRequest& r, Json& out) {
@@ -221,7 +285,7 @@ int read(Stack& s, const DeviceRequest& r, Json& out) {
   c.opcode = Opcode::kRead;
   c.slba = r.lba.value_or(0);
   c.nlb = static_cast<uint32_t>(r.blocks);
-  if (s.stores_data()) {
+  if (s.stores_data() || !r.data_file.empty()) {
     data.resize(r.blocks * lba_size);
     c.data = data.data();
   }
@@ -229,7 +293,8 @@ int read(Stack& s, const DeviceRequest& r, Json& out) {
   out = command_json(c);
   out["lba"] = c.slba;
   out["blocks"] = r.blocks;
-  if (c.status != Status::kSuccess) return kExitDeviceError;
+  if (c.status != Status::kSuccess) return answer(s, c, out);
+  if (!r.data_file.empty() && !write_data_file(r.data_file, data, out)) return kExitBadInput;
   if (r.expect_seed) {
     std::vector<uint8_t> want(lba_size);
     uint64_t mismatches = 0;
@@ -339,41 +404,48 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
 
   auto* report = app.add_subcommand("report", "zone report: start, capacity, write pointer, state");
   add_image(report, r, with_image);
-  report->add_option("--state", r.state, "only zones in this state");
-  report->add_option("--from-lba", r.from_lba, "start at the zone holding this LBA");
-  report->add_option("--limit", r.limit, "at most N zones");
+  report->add_option("--state", r.state,
+                     "only zones in this state: empty, implicitly-opened, explicitly-opened, "
+                     "closed, full, read-only or offline");
+  add_count_option(report, "--from-lba", r.from_lba, "start at the zone holding this LBA");
+  add_count_option(report, "--limit", r.limit, "at most N zones (0: all)");
 
   auto* zone =
       app.add_subcommand("zone", "Zone Management Send: open, close, finish, reset, offline");
   add_image(zone, r, with_image);
   zone->add_option("ACTION", r.action, "open|close|finish|reset|offline")->required();
-  auto* zone_n = zone->add_option("--zone", r.zone, "zone number");
-  auto* zone_lba = zone->add_option("--lba", r.lba, "zone start LBA");
-  auto* zone_all = zone->add_flag("--all", r.all, "Select All");
+  auto* zone_n = add_count_option(zone, "--zone", r.zone, "zone number");
+  auto* zone_lba = add_count_option(zone, "--lba", r.lba, "zone start LBA");
+  auto* zone_all = zone->add_flag("-a,--all,--select-all", r.all, "Select All: every zone");
   zone_n->excludes(zone_lba)->excludes(zone_all);
   zone_lba->excludes(zone_all);
 
   auto* write = app.add_subcommand("write", "write blocks at an LBA (must be the write pointer)");
   add_image(write, r, with_image);
-  write->add_option("--lba", r.lba, "starting LBA")->required();
-  write->add_option("--blocks", r.blocks, "number of logical blocks")->required();
-  write->add_option("--seed", r.seed, "data pattern seed (default 0)");
+  add_count_option(write, "--lba", r.lba, "starting LBA")->required();
+  add_count_option(write, "--blocks", r.blocks, "number of logical blocks")->required();
+  add_count_option(write, "--seed", r.seed, "data pattern seed (default 0)");
+  write->add_option("--data", r.data_file,
+                    "write the bytes of this file instead of a pattern (as nvme write --data)");
 
   auto* append = app.add_subcommand("append", "zone append: the device picks the LBA");
   add_image(append, r, with_image);
-  append->add_option("--zone", r.zone, "zone number")->required();
-  append->add_option("--blocks", r.blocks, "number of logical blocks")->required();
-  append->add_option("--seed", r.seed, "data pattern seed (default 0)");
+  add_count_option(append, "--zone", r.zone, "zone number")->required();
+  add_count_option(append, "--blocks", r.blocks, "number of logical blocks")->required();
+  add_count_option(append, "--seed", r.seed, "data pattern seed (default 0)");
+  append->add_option("--data", r.data_file, "append the bytes of this file instead of a pattern");
 
   auto* read = app.add_subcommand("read", "read blocks; unwritten blocks read as zeros");
   add_image(read, r, with_image);
-  read->add_option("--lba", r.lba, "starting LBA")->required();
-  read->add_option("--blocks", r.blocks, "number of logical blocks")->required();
-  read->add_option("--expect-seed", r.expect_seed, "verify against the pattern of this seed");
+  add_count_option(read, "--lba", r.lba, "starting LBA")->required();
+  add_count_option(read, "--blocks", r.blocks, "number of logical blocks")->required();
+  add_count_option(read, "--expect-seed", r.expect_seed, "verify against the pattern of this seed");
+  read->add_option("--data", r.data_file,
+                   "write the blocks read into this file (as nvme read --data)");
 
   auto* inject = app.add_subcommand("inject", "test hook: make a zone read-only or offline");
   add_image(inject, r, with_image);
-  inject->add_option("--zone", r.zone, "zone number")->required();
+  add_count_option(inject, "--zone", r.zone, "zone number")->required();
   inject->add_option("--state", r.state, "read-only|offline")->required();
 
   for (auto* sub : {info, report, zone, write, append, read, inject}) {
@@ -474,8 +546,13 @@ void print_human(const DeviceRequest& r, const Json& out) {
 }
 
 int run_device_command(const DeviceRequest& r) {
-  auto stack = Stack::open(r.image);
+  // What changes nothing opens the image shared, so it works on a file the
+  // user may only read, and beside other readers.
+  StackOptions options;
+  options.read_only = !request_mutates(r);
+  auto stack = Stack::open(r.image, options);
   if (!stack) return bad_input(stack.error());
+  for (const std::string& text : (*stack)->notes()) note(text);
   if (auto problem = validate_request(**stack, r)) return bad_input(*problem);
   Json out;
   int code = execute_request(**stack, r, out);
@@ -483,8 +560,8 @@ int run_device_command(const DeviceRequest& r) {
   if (code == kExitOk && request_mutates(r)) {
     auto saved = (*stack)->close();
     if (!saved) {
-      fmt::print(stderr, "zonelab: error: saving {}: {}\n", r.image, saved.error());
-      return kExitInternal;
+      note(fmt::format("{}: not checkpointed ({}); the journal holds the command", r.image,
+                       saved.error()));
     }
   }
   if (r.json) {
@@ -561,64 +638,111 @@ std::vector<std::string> split_words(const std::string& line) {
 
 }  // namespace
 
-int run_batch(const std::string& image) {
-  // Parse every line before anything runs: bad input changes nothing.
-  std::vector<DeviceRequest> requests;
-  std::string line;
-  size_t number = 0;
-  while (std::getline(std::cin, line)) {
-    ++number;
-    if (number > kMaxBatchLines)
-      return bad_input(fmt::format("batch: more than {} lines", kMaxBatchLines));
-    auto hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::vector<std::string> words = split_words(line);
-    if (words.empty()) continue;
-    if (!is_device_command(words[0])) {
-      return bad_input(fmt::format("batch line {}: unknown command '{}'", number, words[0]));
-    }
-    DeviceRequest request;
-    CLI::App parser("batch line");
-    parser.require_subcommand(1);
-    add_device_commands(parser, request, false);
-    std::vector<std::string> args(words.rbegin(), words.rend());
-    try {
-      parser.parse(args);
-    } catch (const CLI::ParseError& e) {
-      return bad_input(fmt::format("batch line {}: {}", number, e.what()));
-    }
-    request.command = words[0];
-    request.image = image;
-    requests.push_back(std::move(request));
-  }
-  auto stack = Stack::open(image);
-  if (!stack) return bad_input(stack.error());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (auto problem = validate_request(**stack, requests[i])) {
-      return bad_input(
-          fmt::format("batch command {} ({}): {}", i + 1, requests[i].command, *problem));
+namespace {
+
+// One line of stdin, at most kMaxBatchLineBytes: what is read is bounded
+// while it is read. A longer line is consumed to its end and reported.
+struct BatchLine {
+  std::string text;
+  bool too_long = false;
+};
+
+std::optional<BatchLine> read_batch_line(std::FILE* in) {
+  BatchLine line;
+  int c = std::getc(in);
+  if (c == EOF) return std::nullopt;
+  for (; c != EOF && c != '\n'; c = std::getc(in)) {
+    if (line.text.size() < kMaxBatchLineBytes) {
+      line.text.push_back(static_cast<char>(c));
+    } else {
+      line.too_long = true;
     }
   }
-  int worst = kExitOk;
-  bool mutated = false;
-  for (const auto& request : requests) {
-    Json out;
-    int code = execute_request(**stack, request, out);
-    if (code == kExitBadInput) {
-      out["status"] = "INVALID_INPUT";
-      code = kExitBadInput;
-    }
-    if (code == kExitOk && request_mutates(request)) mutated = true;
-    out["command"] = request.command;
+  return line;
+}
+
+std::string help_of(CLI::App& parser, const std::string& command) {
+  CLI::App* sub = command.empty() ? &parser : parser.get_subcommand(command);
+  std::string text = sub->help();
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+// One batch line run: its answer printed and flushed before the next line
+// is read (the command is then in the image), and its exit code.
+int run_batch_line(Stack& stack, const std::string& image, size_t number, const BatchLine& line) {
+  Json out;
+  auto refuse = [&](const std::string& error) {
+    out = Json{{"status", "INVALID_INPUT"}, {"line", number}, {"error", one_line(error)}};
     print_json(out);
+    return kExitBadInput;
+  };
+  if (line.too_long) {
+    return refuse(fmt::format("a line is at most {} bytes", kMaxBatchLineBytes));
+  }
+  std::string text = line.text;
+  if (auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
+  std::vector<std::string> words = split_words(text);
+  if (words.empty()) return kExitOk;
+  DeviceRequest request;
+  CLI::App parser("batch line: a device command without `zonelab IMAGE`", "batch");
+  parser.require_subcommand(1);
+  add_device_commands(parser, request, false);
+  bool help_line = words[0] == "help" || words[0] == "--help";
+  if (help_line || std::find(words.begin(), words.end(), "--help") != words.end()) {
+    std::string command = help_line ? (words.size() > 1 ? words[1] : "") : words[0];
+    if (!command.empty() && !is_device_command(command)) {
+      return refuse(fmt::format("unknown command '{}' ({})", command, kBatchCommands));
+    }
+    print_json(
+        Json{{"status", "SUCCESS"}, {"command", "help"}, {"help", help_of(parser, command)}});
+    return kExitOk;
+  }
+  if (!is_device_command(words[0])) {
+    return refuse(fmt::format("unknown command '{}' ({})", words[0], kBatchCommands));
+  }
+  std::vector<std::string> args(words.rbegin(), words.rend());
+  try {
+    parser.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return refuse(e.what());
+  }
+  request.command = words[0];
+  request.image = image;
+  if (auto problem = validate_request(stack, request)) return refuse(*problem);
+  int code = execute_request(stack, request, out);
+  if (code == kExitBadInput) {
+    if (out.value("status", "") == "" || out.value("status", "") == "SUCCESS") {
+      out["status"] = "INVALID_INPUT";
+    }
+    out["line"] = number;
+  }
+  out["command"] = request.command;
+  print_json(out);
+  return code;
+}
+
+}  // namespace
+
+int run_batch(const std::string& image) {
+  auto opened = Stack::open(image);
+  if (!opened) return bad_input(opened.error());
+  Stack& stack = **opened;
+  for (const std::string& text : stack.notes()) note(text);
+  int worst = kExitOk;
+  size_t number = 0;
+  while (auto line = read_batch_line(stdin)) {
+    ++number;
+    int code = run_batch_line(stack, image, number, *line);
+    std::fflush(stdout);
     if (code != kExitOk && (worst == kExitOk || code == kExitBadInput)) worst = code;
   }
-  if (mutated) {
-    auto saved = (*stack)->close();
-    if (!saved) {
-      fmt::print(stderr, "zonelab: error: saving {}: {}\n", image, saved.error());
-      return kExitInternal;
-    }
+  Outcome saved = stack.close();
+  if (!saved) {
+    // Every command answered is in the image's journal already; the save
+    // that failed would only have folded them into its metadata.
+    note(fmt::format("{}: not checkpointed ({}); the journal holds the commands", image,
+                     saved.error()));
   }
   return worst;
 }

@@ -22,7 +22,8 @@ struct DeviceRequest {
   uint64_t blocks = 0;
   uint64_t seed = 0;
   std::optional<uint64_t> expect_seed;
-  std::string state;  // inject: read-only|offline; report: filter
+  std::string state;      // inject: read-only|offline; report: filter
+  std::string data_file;  // write/append: the data to write; read: where to put it
   uint64_t from_lba = 0;
   uint64_t limit = 0;
 };

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -78,29 +79,90 @@ std::string regenerate_command(const ExperimentOptions& o) {
   return command;
 }
 
-// Makes the directory and proves it takes a new file.
-Outcome prepare_out_dir(const fs::path& dir) {
+// The record of what a run wrote into its directory: one file name a line.
+constexpr const char* kManifest = ".zonelab-experiment";
+constexpr uint64_t kManifestBytesMax = 1 << 16;
+
+// The files a run of `set` writes (relative to its directory).
+std::vector<std::string> owned_files(const ExperimentSet& set) {
+  std::vector<std::string> files = {"README.md"};
+  for (const Experiment& e : set.experiments) {
+    for (const char* ext : {".csv", ".json", ".png"}) files.push_back(std::string(e.name) + ext);
+  }
+  return files;
+}
+
+// The names a manifest lists (bounded; a missing manifest lists none).
+std::vector<std::string> read_manifest(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  fs::path path = dir / kManifest;
+  if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec) ||
+      fs::file_size(path, ec) > kManifestBytesMax) {
+    return names;
+  }
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) names.push_back(line);
+  return names;
+}
+
+// Writes a file of the run's own, never through a symlink.
+Outcome write_file(const fs::path& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(err))};
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};
+  }
+  return Outcome::success();
+}
+
+// Makes the directory and checks, before anything runs, every path the run
+// will write: no symlink, nothing but a regular file, and no file the run
+// did not write before (unless `force`). Then records the run's files.
+Outcome prepare_out_dir(const fs::path& dir, const ExperimentSet& set, bool force) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{fmt::format("--out {}: {}", dir.string(), ec.message())};
   if (!fs::is_directory(dir, ec)) {
     return Error{fmt::format("--out {}: not a directory", dir.string())};
   }
-  fs::path probe = dir / ".zonelab-write-probe";
-  {
-    std::ofstream file(probe, std::ios::binary | std::ios::trunc);
-    if (!file) return Error{fmt::format("--out {}: cannot write there", dir.string())};
+  std::vector<std::string> ours = read_manifest(dir);
+  std::vector<std::string> files = owned_files(set);
+  files.push_back(kManifest);
+  for (const std::string& name : files) {
+    fs::path path = dir / name;
+    auto status = fs::symlink_status(path, ec);
+    if (ec || status.type() == fs::file_type::not_found) continue;
+    if (status.type() == fs::file_type::symlink) {
+      return Error{fmt::format("--out {}: {} is a symlink; zonelab writes no file through one",
+                               dir.string(), name)};
+    }
+    if (status.type() != fs::file_type::regular) {
+      return Error{fmt::format("--out {}: {} is not a regular file", dir.string(), name)};
+    }
+    bool written_before =
+        name == kManifest || std::find(ours.begin(), ours.end(), name) != ours.end();
+    if (!written_before && !force) {
+      return Error{fmt::format(
+          "--out {}: {} exists and was not written by `zonelab experiment run` (use --force "
+          "to overwrite it)",
+          dir.string(), name)};
+    }
   }
-  fs::remove(probe, ec);
-  return Outcome::success();
-}
-
-Outcome write_file(const fs::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(text.data(), static_cast<std::streamsize>(text.size()));
-  file.close();
-  if (!file) return Error{fmt::format("cannot write {}", path.string())};
-  return Outcome::success();
+  std::string manifest;
+  for (const std::string& name : owned_files(set)) manifest += name + "\n";
+  return write_file(dir / kManifest, manifest);
 }
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -213,7 +275,7 @@ int run_set(const ExperimentOptions& o) {
   }
   const fs::path dir =
       o.out.empty() ? fs::path("results") / std::string(set->name) : fs::path(o.out);
-  auto prepared = prepare_out_dir(dir);
+  auto prepared = prepare_out_dir(dir, *set, o.force);
   if (!prepared) return bad_input(prepared.error());
 
   RunOptions options;
@@ -302,6 +364,7 @@ void add_experiment_command(CLI::App& app, ExperimentOptions& o) {
   o.run->add_option("--only", o.only, "run only this member experiment (repeatable)")
       ->allow_extra_args(false);
   o.run->add_flag("--no-plots", o.no_plots, "do not run the plotting tool");
+  o.run->add_flag("--force", o.force, "overwrite files in --out that an earlier run did not write");
   o.run->add_flag("--json", o.json, "print a JSON summary");
 }
 

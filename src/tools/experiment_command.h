@@ -2,6 +2,11 @@
 // and writes, into the output directory, NAME.csv and NAME.json for each
 // experiment, NAME.png through the plotting tool (tools/plot/plot.py, run
 // as a separate Python process) and README.md for the set.
+//
+// The output directory's files are the run's own: it writes only the files
+// its set names, records them in DIR/.zonelab-experiment, and before it
+// runs refuses a path that is a symlink or not a regular file, and a file
+// it did not write (unless --force).
 #pragma once
 
 #include <string>
@@ -19,6 +24,7 @@ struct ExperimentOptions {
   bool quick = false;
   std::string out;  // default: results/NAME
   bool no_plots = false;
+  bool force = false;  // overwrite files of DIR that zonelab did not write
   std::vector<std::string> only;
 };
 

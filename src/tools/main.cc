@@ -2,8 +2,12 @@
 // command-line tool: parses the command line and dispatches.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "common/units.h"
 #include "stack/device_factory.h"
@@ -89,10 +93,33 @@ int run_config(const ConfigOptions& options, bool json) {
   return kExitOk;
 }
 
+// What `zonelab --version` prints.
+constexpr const char* kVersion = "zonelab " ZONELAB_VERSION;
+
+// The words before the command: `zonelab help [COMMAND]` is `zonelab
+// [COMMAND] --help`, as git and nvme-cli have it.
+std::vector<std::string> arguments(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "help") {
+    args.erase(args.begin());
+    args.push_back("--help");
+  }
+  return args;
+}
+
+std::string command_names(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return names;
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app(kDescription, "zonelab");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");
+  app.set_version_flag("--version", kVersion);
 
   ConfigOptions create_config;
   std::string create_image;
@@ -133,11 +160,31 @@ int main_impl(int argc, char** argv) {
   bool config_keys_only = false;
   config->add_flag("--keys", config_keys_only, "list every configuration key");
 
+  std::vector<std::string> args = arguments(argc, argv);
+  auto known = [&app](const std::string& name) {
+    try {
+      app.get_subcommand(name);
+      return true;
+    } catch (const CLI::OptionNotFound&) {
+      return false;
+    }
+  };
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !known(args[0])) {
+    return bad_input(fmt::format("unknown command '{}' (commands: {}; see zonelab --help)", args[0],
+                                 command_names(app)));
+  }
+  if (args.empty()) {
+    return bad_input(
+        fmt::format("no command given (commands: {}; see zonelab --help)", command_names(app)));
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return bad_input(e.what());
@@ -160,6 +207,9 @@ int main_impl(int argc, char** argv) {
 }  // namespace zonelab::cli
 
 int main(int argc, char** argv) {
+  // A file-size limit answers a write with EFBIG, which the image reports,
+  // instead of killing the process halfway.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return zonelab::cli::main_impl(argc, argv);
   } catch (const std::exception& e) {
