@@ -49,8 +49,13 @@ class CommandLog {
   virtual void taken(const Command& command) = 0;
   // inject_zone (a test hook) changed a zone.
   virtual void injected(uint32_t zone, ZoneState state) = 0;
-  // Makes what was recorded durable.
-  virtual void flush() = 0;
+  // Data a recorded command released is about to be destroyed: what was
+  // recorded must be durable first.
+  virtual void destroying() = 0;
+  // A completion is about to be reported: what was recorded must be durable
+  // first, unless whoever drives the device reports completions only later
+  // (a benchmark, at its end).
+  virtual void completing() = 0;
 };
 
 // Does a successful `command` change a device's state? (Reads do not.)
@@ -95,8 +100,11 @@ class ModeledDevice : public Device {
       log_->taken(command);
     }
   }
-  void log_flush() {
-    if (log_ != nullptr) log_->flush();
+  void log_destroying() {
+    if (log_ != nullptr) log_->destroying();
+  }
+  void log_completing() {
+    if (log_ != nullptr) log_->completing();
   }
 
   CommandLog* log_ = nullptr;

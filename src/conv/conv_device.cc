@@ -117,7 +117,7 @@ void ConvDevice::on_event(uint64_t tag) {
   Command& command = *reinterpret_cast<Command*>(tag);
   queue_.release();
   while (Command* next = queue_.admit_next()) admit(*next);
-  log_flush();  // a completion reported is a command recorded
+  log_completing();  // a completion reported is a command recorded
   command.sink->on_complete(command);
 }
 
@@ -160,7 +160,7 @@ void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
 
 void ConvDevice::discard_released() {
   if (released_.empty()) return;
-  log_flush();  // the record of the trim is durable before the data goes
+  log_destroying();  // the record of the trim is durable before the data goes
   for (auto [lba, nlb] : released_) backing_->discard(lba, nlb);
   released_.clear();
 }

@@ -25,7 +25,16 @@ class ImageJournal final : public CommandLog {
   void injected(uint32_t zone, ZoneState state) override {
     append(CommandRecord::injected(zone, state));
   }
-  void flush() override;
+  void destroying() override { flush(); }
+  void completing() override {
+    if (!lazy_ || image_.journal_pending_bytes() >= kLazyFlushBytes) flush();
+  }
+  // Makes what was recorded durable.
+  void flush();
+  // Lazy: completions are reported later (a benchmark's, at its end), so a
+  // completion does not need its record durable at once; records are
+  // written in batches, and always before data is destroyed.
+  void set_lazy(bool lazy) { lazy_ = lazy; }
 
   // The first failure to make a record durable, or empty. Once set, the
   // image no longer holds everything the device did since its last save.
@@ -39,8 +48,11 @@ class ImageJournal final : public CommandLog {
   Image& image_;
   std::function<Outcome()> checkpoint_;
   std::function<void()> failed_;
+  static constexpr uint64_t kLazyFlushBytes = 64 << 10;
+
   std::string error_;
   uint64_t checkpoints_ = 0;
+  bool lazy_ = false;
 };
 
 }  // namespace zonelab

@@ -291,12 +291,16 @@ Outcome Stack::replay_journal() {
   return {};
 }
 
+void Stack::defer_durability() {
+  if (journal_ != nullptr) journal_->set_lazy(true);
+}
+
 std::string Stack::data_error() const {
   return image_ != nullptr ? image_->data_error() : std::string();
 }
 
 std::string Stack::journal_error() const {
-  return journal_ != nullptr ? static_cast<const ImageJournal&>(*journal_).error() : std::string();
+  return journal_ != nullptr ? journal_->error() : std::string();
 }
 
 Outcome Stack::checkpoint() {
@@ -399,8 +403,7 @@ Outcome Stack::close(Save save) {
   if (clock_ != nullptr) clock_->stop();
   if (realtime_ != nullptr) realtime_->stop();
   if (image_ == nullptr || image_->read_only() || device_ == nullptr) return {};
-  std::string journal_error =
-      journal_ != nullptr ? static_cast<ImageJournal&>(*journal_).error() : std::string();
+  std::string journal_error = journal_ != nullptr ? journal_->error() : std::string();
   if (journal_ != nullptr) journal_->flush();
   device_->set_command_log(nullptr);
   bool changed = image_->journal_records() != 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stack/device_factory.h"
+#include "zns/small_flash_test_config.h"
 
 namespace zonelab {
 namespace {
@@ -176,6 +177,130 @@ TEST(Stack, CloseSavesTheImageAndAReopenedStackContinues) {
   r.data = back.data();
   ASSERT_TRUE((*stack)->io().submit_wait(r));
   EXPECT_EQ(back, std::vector<uint8_t>(8 * 4096, 0x5a));
+}
+
+// A device of 4 zones of 64 LBAs in an image of about 5 MiB, cheap to copy.
+Config tiny_image_config() { return small_flash_config({"store.backing=file"}); }
+
+// What a process killed now would leave: the image file as it is, copied
+// while the stack still has it open.
+std::string copy_of_open_image(const std::string& path, const std::string& copy) {
+  std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+  return copy;
+}
+
+TEST(StackImage, AnsweredCommandsAreInTheImageBeforeItIsClosed) {
+  TempDir dir;
+  std::string path = dir.file("dev.img");
+  ASSERT_TRUE(Stack::create_image(path, tiny_image_config(), false).ok());
+  auto stack = Stack::open(path);
+  ASSERT_TRUE(stack.ok()) << stack.error();
+  std::vector<uint8_t> data(16 * 4096);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13);
+  Command write = write_command(0, 16, data.data());
+  ASSERT_TRUE((*stack)->io().submit_wait(write));
+  Command reset;
+  reset.opcode = Opcode::kZoneManagementSend;
+  reset.action = ZoneAction::kReset;
+  reset.slba = 0;
+  ASSERT_TRUE((*stack)->io().submit_wait(reset));
+  Command again = write_command(0, 8, data.data() + 8 * 4096);
+  ASSERT_TRUE((*stack)->io().submit_wait(again));
+  std::string killed = copy_of_open_image(path, dir.file("killed.img"));
+
+  auto reopened = Stack::open(killed);
+  ASSERT_TRUE(reopened.ok()) << reopened.error();
+  EXPECT_EQ((*reopened)->replayed(), 3u);
+  ASSERT_EQ((*reopened)->notes().size(), 1u);
+  EXPECT_EQ((*reopened)->zone(0).wp_lba, 8u);
+  std::vector<uint8_t> back(8 * 4096);
+  Command read;
+  read.opcode = Opcode::kRead;
+  read.nlb = 8;
+  read.data = back.data();
+  ASSERT_TRUE((*reopened)->io().submit_wait(read));
+  EXPECT_TRUE(std::equal(back.begin(), back.end(), data.begin() + 8 * 4096));
+  // The replay was saved: the next open has nothing to replay.
+  ASSERT_TRUE((*reopened)->close().ok());
+  reopened = Error{"released"};
+  auto third = Stack::open(killed);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ((*third)->replayed(), 0u);
+  EXPECT_EQ((*third)->zone(0).wp_lba, 8u);
+}
+
+TEST(StackImage, AReadOnlyOpenReplaysInMemoryAndWritesNothing) {
+  TempDir dir;
+  std::string path = dir.file("dev.img");
+  ASSERT_TRUE(Stack::create_image(path, tiny_image_config(), false).ok());
+  auto stack = Stack::open(path);
+  Command write = write_command(0, 4);
+  ASSERT_TRUE((*stack)->io().submit_wait(write));
+  std::string killed = copy_of_open_image(path, dir.file("killed.img"));
+  auto before = std::filesystem::last_write_time(killed);
+  StackOptions read_only;
+  read_only.read_only = true;
+  auto reader = Stack::open(killed, read_only);
+  ASSERT_TRUE(reader.ok()) << reader.error();
+  EXPECT_EQ((*reader)->zone(0).wp_lba, 4u);
+  Command more = write_command(4, 4);
+  ASSERT_TRUE((*reader)->io().submit_wait(more));  // the device takes it in memory...
+  ASSERT_TRUE((*reader)->close().ok());            // ...and nothing is saved
+  reader = Error{"released"};
+  EXPECT_EQ(std::filesystem::last_write_time(killed), before);
+  auto writer = Stack::open(killed);
+  ASSERT_TRUE(writer.ok());
+  EXPECT_EQ((*writer)->zone(0).wp_lba, 4u);
+}
+
+TEST(StackImage, AFullJournalBecomesACheckpointAndNothingIsLost) {
+  TempDir dir;
+  std::string path = dir.file("dev.img");
+  ASSERT_TRUE(Stack::create_image(path, tiny_image_config(), false).ok());
+  auto stack = Stack::open(path);
+  // Each record takes 46 bytes of the 4 MiB journal: more than 91 000
+  // commands fill it at least once. A zone of 64 LBAs is written and reset
+  // over and over; the last write leaves 25 LBAs in it.
+  const uint64_t commands = 100'000;
+  uint64_t wp = 0;
+  for (uint64_t i = 0; i < commands; ++i) {
+    Command c = write_command(wp, 1);
+    if (wp == 64) {
+      c.opcode = Opcode::kZoneManagementSend;
+      c.action = ZoneAction::kReset;
+      c.slba = 0;
+      c.nlb = 0;
+    }
+    ASSERT_TRUE((*stack)->io().submit_wait(c));
+    ASSERT_EQ(c.status, Status::kSuccess) << i;
+    wp = wp == 64 ? 0 : wp + 1;
+  }
+  std::string killed = copy_of_open_image(path, dir.file("killed.img"));
+  auto reopened = Stack::open(killed);
+  ASSERT_TRUE(reopened.ok()) << reopened.error();
+  EXPECT_GT((*reopened)->replayed(), 0u);
+  EXPECT_LT((*reopened)->replayed(), commands);  // a checkpoint holds the rest
+  EXPECT_EQ((*reopened)->zone(0).wp_lba, wp);
+}
+
+TEST(StackImage, AnImageWhoseHeaderDisagreesWithItsConfigurationIsRefused) {
+  TempDir dir;
+  std::string path = dir.file("dev.img");
+  Config memory = *preset_config("small");
+  memory.store.backing = "memory";  // an image with no data region...
+  ASSERT_TRUE(Stack::create_image(path, memory, false).ok());
+  // ...whose configuration then claims its data is in the file.
+  auto image = Image::open(path);
+  ASSERT_TRUE(image.ok());
+  ImageState state = (*image)->state();
+  state.config.store.backing = "file";
+  ASSERT_TRUE((*image)->save(state).ok());
+  image = Error{"closed"};
+  auto bytes_before = std::filesystem::file_size(path);
+  auto stack = Stack::open(path);
+  ASSERT_FALSE(stack.ok());
+  EXPECT_NE(stack.error().find("data region of 0 bytes"), std::string::npos) << stack.error();
+  EXPECT_EQ(std::filesystem::file_size(path), bytes_before);
 }
 
 TEST(Stack, ACorruptStateIsRefusedWithoutACrash) {

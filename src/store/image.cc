@@ -756,9 +756,9 @@ void sync_parent_dir(const std::string& path) {
 
 class FileBacking final : public Backing {
  public:
-  // While `*replaying` the data is already in place and writes are
-  // skipped; a read-only image takes neither writes nor discards (a journal
-  // replayed in memory only).
+  // While `*replaying` the data is already in place: writes and discards
+  // are skipped. A read-only image takes neither (a journal replayed in
+  // memory only).
   FileBacking(int fd, uint64_t data_offset_bytes, uint64_t data_bytes, uint64_t lba_size_bytes,
               std::string* error, const bool* replaying, bool read_only)
       : fd_(fd),
@@ -793,8 +793,11 @@ class FileBacking final : public Backing {
     return true;
   }
 
+  // Not while replaying: the data region already holds what later commands
+  // wrote over a zone the journal resets. A discard skipped leaves old data
+  // above a write pointer, which nothing reads.
   void discard(uint64_t lba, uint64_t nlb) override {
-    if (read_only_) return;
+    if (read_only_ || *replaying_) return;
     if (in_range("discard", lba, nlb)) zero_range(lba, nlb);
   }
 

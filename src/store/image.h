@@ -109,12 +109,13 @@ class Image {
   // Records appended since the last save (or open).
   uint64_t journal_records() const { return journal_count_; }
   bool journal_pending() const { return !journal_buffer_.empty(); }
+  uint64_t journal_pending_bytes() const { return journal_buffer_.size(); }
 
   // The file backing over this image's data region (valid while the image
   // lives); only for images whose config says store.backing = "file".
   std::unique_ptr<Backing> file_backing(uint64_t lba_size_bytes);
   // While replaying the journal the data is already in place: the file
-  // backing then ignores writes (discards still happen).
+  // backing then ignores writes and discards.
   void set_replaying(bool replaying) { replaying_ = replaying; }
   // The latest I/O error of the file backing (what failed a command), or
   // empty.

@@ -92,7 +92,7 @@ void ZnsDevice::on_event(uint64_t tag) {
   // Waiting commands take the freed slot before the completion is seen, so a
   // submitter that resubmits from its callback queues behind them.
   while (Command* next = queue_.admit_next()) admit(*next);
-  log_flush();  // a completion reported is a command recorded
+  log_completing();  // a completion reported is a command recorded
   command.sink->on_complete(command);
 }
 
@@ -135,7 +135,7 @@ uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
 
 void ZnsDevice::discard_released() {
   if (released_.empty()) return;
-  log_flush();  // the record of what released the data is durable first
+  log_destroying();  // the record of what released the data is durable first
   for (uint32_t zone : released_) {
     backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
   }
