@@ -50,12 +50,14 @@ class CommandLog {
   // inject_zone (a test hook) changed a zone.
   virtual void injected(uint32_t zone, ZoneState state) = 0;
   // Data a recorded command released is about to be destroyed: what was
-  // recorded must be durable first.
-  virtual void destroying() = 0;
+  // recorded must be durable first. False when it could not be made so: the
+  // data must then stay.
+  virtual bool destroying() = 0;
   // A completion is about to be reported: what was recorded must be durable
   // first, unless whoever drives the device reports completions only later
-  // (a benchmark, at its end).
-  virtual void completing() = 0;
+  // (a benchmark, at its end). False when it could not be made so: the
+  // command is then reported failed (WRITE_FAULT).
+  virtual bool completing() = 0;
 };
 
 // Does a successful `command` change a device's state? (Reads do not.)
@@ -100,11 +102,13 @@ class ModeledDevice : public Device {
       log_->taken(command);
     }
   }
-  void log_destroying() {
-    if (log_ != nullptr) log_->destroying();
-  }
-  void log_completing() {
-    if (log_ != nullptr) log_->completing();
+  bool log_destroying() { return log_ == nullptr || log_->destroying(); }
+  // Before `command`'s completion is reported: a command whose record could
+  // not be made durable is reported as a write fault.
+  void log_completing(Command& command) {
+    if (log_ != nullptr && !log_->completing() && command.status == Status::kSuccess) {
+      command.status = Status::kWriteFault;
+    }
   }
 
   CommandLog* log_ = nullptr;

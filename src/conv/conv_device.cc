@@ -117,7 +117,7 @@ void ConvDevice::on_event(uint64_t tag) {
   Command& command = *reinterpret_cast<Command*>(tag);
   queue_.release();
   while (Command* next = queue_.admit_next()) admit(*next);
-  log_completing();  // a completion reported is a command recorded
+  log_completing(command);  // a completion reported is a command recorded
   command.sink->on_complete(command);
 }
 
@@ -160,8 +160,11 @@ void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
 
 void ConvDevice::discard_released() {
   if (released_.empty()) return;
-  log_destroying();  // the record of the trim is durable before the data goes
-  for (auto [lba, nlb] : released_) backing_->discard(lba, nlb);
+  // The record of the trim is durable before the data goes; if it cannot
+  // be, the data stays (the FTL answers zeros for trimmed LBAs anyway).
+  if (log_destroying()) {
+    for (auto [lba, nlb] : released_) backing_->discard(lba, nlb);
+  }
   released_.clear();
 }
 

@@ -12,10 +12,12 @@ void ImageJournal::append(const CommandRecord& record) {
   if (!saved) fail(saved.error());
 }
 
-void ImageJournal::flush() {
-  if (!image_.journal_pending()) return;
+bool ImageJournal::flush() {
+  if (!error_.empty()) return false;
+  if (!image_.journal_pending()) return true;
   Outcome flushed = image_.journal_flush();
   if (!flushed) fail(flushed.error());
+  return flushed.ok();
 }
 
 void ImageJournal::fail(const std::string& what) {

@@ -25,12 +25,13 @@ class ImageJournal final : public CommandLog {
   void injected(uint32_t zone, ZoneState state) override {
     append(CommandRecord::injected(zone, state));
   }
-  void destroying() override { flush(); }
-  void completing() override {
-    if (!lazy_ || image_.journal_pending_bytes() >= kLazyFlushBytes) flush();
+  bool destroying() override { return flush(); }
+  bool completing() override {
+    if (!lazy_ || image_.journal_pending_bytes() >= kLazyFlushBytes) return flush();
+    return error_.empty();
   }
-  // Makes what was recorded durable.
-  void flush();
+  // Makes what was recorded durable; false once that failed.
+  bool flush();
   // Lazy: completions are reported later (a benchmark's, at its end), so a
   // completion does not need its record durable at once; records are
   // written in batches, and always before data is destroyed.

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -220,6 +222,18 @@ Result<std::unique_ptr<Stack>> Stack::open(const std::string& image_path,
 }
 
 Outcome Stack::attach_image() {
+  if (!image_->read_only()) {
+    // A file-size limit below the image's size would fail writes to its
+    // far end -- the data, the journal -- halfway through a run.
+    struct rlimit limit;
+    uint64_t file_bytes = image_->file_bytes();
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < file_bytes) {
+      return Error{fmt::format(
+          "the file-size limit ({} bytes, `ulimit -f`) is below the image's size ({} bytes)",
+          static_cast<uint64_t>(limit.rlim_cur), file_bytes)};
+    }
+  }
   const DeviceInfo& info = device_->info();
   uint64_t data_bytes_expected =
       device_->config().store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
@@ -403,17 +417,19 @@ Outcome Stack::close(Save save) {
   if (clock_ != nullptr) clock_->stop();
   if (realtime_ != nullptr) realtime_->stop();
   if (image_ == nullptr || image_->read_only() || device_ == nullptr) return {};
-  std::string journal_error = journal_ != nullptr ? journal_->error() : std::string();
-  if (journal_ != nullptr) journal_->flush();
+  if (journal_ != nullptr && !journal_->flush()) {
+    // The device went on past what the journal holds; saving its state now
+    // would put commands reported failed into the image. The image keeps
+    // what was answered before the failure.
+    device_->set_command_log(nullptr);
+    return Error{fmt::format(
+        "{}: its journal could not be written ({}); the image holds the commands answered "
+        "before that",
+        image_->path(), journal_->error())};
+  }
   device_->set_command_log(nullptr);
   bool changed = image_->journal_records() != 0;
-  if (save == Save::kAlways || (save == Save::kIfChanged && changed)) {
-    Outcome saved = checkpoint();
-    if (!saved) return saved;
-  }
-  if (!journal_error.empty()) {
-    return Error{fmt::format("{}: the journal failed: {}", image_->path(), journal_error)};
-  }
+  if (save == Save::kAlways || (save == Save::kIfChanged && changed)) return checkpoint();
   return {};
 }
 

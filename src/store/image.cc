@@ -869,6 +869,10 @@ Result<std::unique_ptr<Image>> Image::create(const std::string& path, const Imag
                                              uint64_t data_bytes, bool force) {
   auto plan = plan_image(state, data_bytes, kJournalBytes);
   if (!plan) return Error{fmt::format("{}: cannot create image: {}", path, one_line(plan.error()))};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error{fmt::format("{}: cannot create image: it is a directory", path)};
+  }
   if (!force && path_exists(path)) {
     return Error{fmt::format("{}: file exists; use --force to overwrite", path)};
   }
@@ -952,6 +956,11 @@ Outcome Image::load() {
   journal_used_ = journal_flushed_ = loaded.journal_used;
   journal_count_ = journal_found_.size();
   return {};
+}
+
+uint64_t Image::file_bytes() const {
+  uint64_t end = data_offset_bytes_ + data_bytes_;
+  return has_journal() ? std::max(end, journal_offset_ + journal_bytes_) : end;
 }
 
 Outcome Image::write_at_checked(const uint8_t* data, uint64_t size, uint64_t offset,

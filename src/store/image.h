@@ -84,6 +84,8 @@ class Image {
   uint64_t slot_bytes() const { return slot_bytes_; }
   uint64_t data_offset_bytes() const { return data_offset_bytes_; }
   uint64_t data_bytes() const { return data_bytes_; }
+  // The file's length: header, slots, data region and journal.
+  uint64_t file_bytes() const;
   // Not empty when the newest slot could not be read and open() used the
   // older one: which slot, why, and the sequence opened (for a warning).
   const std::string& fallback_note() const { return fallback_note_; }

@@ -339,10 +339,7 @@ int run_bench(const BenchOptions& o) {
   if (!plan_error.empty() && first_status == Status::kSuccess) return bad_input(plan_error);
 
   Outcome saved = stack.close(Stack::Save::kAlways);
-  if (!saved) {
-    fmt::print(stderr, "zonelab: error: saving {}: {}\n", o.image, saved.error());
-    return kExitInternal;
-  }
+  if (!saved) return bad_input(saved.error());
   uint64_t span = run.end_ns - run.start_ns;
   Json dev;
   stack.inspect([&](const ModeledDevice& device) { dev = device_json(device, span); });

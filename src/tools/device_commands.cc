@@ -226,7 +226,8 @@ bool write_data_file(const std::string& path, const std::vector<uint8_t>& data, 
 // line, rather than a device error.
 int answer(const Stack& s, const Command& c, Json& out) {
   if (c.status == Status::kWriteFault || c.status == Status::kUnrecoveredReadError) {
-    out["error"] = fmt::format("{}: {}", s.image_path(), s.data_error());
+    std::string why = s.journal_error().empty() ? s.data_error() : s.journal_error();
+    out["error"] = fmt::format("{}: {}", s.image_path(), why);
     return kExitBadInput;
   }
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
@@ -560,7 +561,7 @@ int run_device_command(const DeviceRequest& r) {
   if (code == kExitOk && request_mutates(r)) {
     auto saved = (*stack)->close();
     if (!saved) {
-      note(fmt::format("{}: not checkpointed ({}); the journal holds the command", r.image,
+      note(fmt::format("{}: not checkpointed ({}); its journal holds the command", r.image,
                        saved.error()));
     }
   }
@@ -739,10 +740,11 @@ int run_batch(const std::string& image) {
   }
   Outcome saved = stack.close();
   if (!saved) {
-    // Every command answered is in the image's journal already; the save
-    // that failed would only have folded them into its metadata.
-    note(fmt::format("{}: not checkpointed ({}); the journal holds the commands", image,
-                     saved.error()));
+    // Every command answered SUCCESS is in the image's journal already; what
+    // failed is folding them into its metadata (or the journal itself, and
+    // then the commands after the failure were answered WRITE_FAULT).
+    note(saved.error());
+    return kExitBadInput;
   }
   return worst;
 }

@@ -136,7 +136,11 @@ int main_impl(int argc, char** argv) {
 
   std::string batch_image;
   bool batch_json = false;
-  auto* batch = app.add_subcommand("batch", "run commands from stdin, one a line, on one device");
+  auto* batch = app.add_subcommand(
+      "batch",
+      "run device commands from stdin, one a line (as on the command line without `zonelab "
+      "IMAGE`: `write --lba 0 --blocks 8`; `#` comments; `help`, `CMD --help`), answering each "
+      "with one JSON line as it completes; see docs/cli.md");
   batch->add_option("IMAGE", batch_image, "device image")->required();
   batch->add_flag("--json", batch_json, "print JSON (batch always prints one JSON object a line)");
 

@@ -92,7 +92,7 @@ void ZnsDevice::on_event(uint64_t tag) {
   // Waiting commands take the freed slot before the completion is seen, so a
   // submitter that resubmits from its callback queues behind them.
   while (Command* next = queue_.admit_next()) admit(*next);
-  log_completing();  // a completion reported is a command recorded
+  log_completing(command);  // a completion reported is a command recorded
   command.sink->on_complete(command);
 }
 
@@ -135,9 +135,12 @@ uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
 
 void ZnsDevice::discard_released() {
   if (released_.empty()) return;
-  log_destroying();  // the record of what released the data is durable first
-  for (uint32_t zone : released_) {
-    backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+  // The record of what released the data is durable first; if it cannot
+  // be, the data stays (above a write pointer nothing reads).
+  if (log_destroying()) {
+    for (uint32_t zone : released_) {
+      backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+    }
   }
   released_.clear();
 }
