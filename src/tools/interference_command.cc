@@ -206,7 +206,8 @@ int run_interference_command(const InterferenceOptions& o) {
 
   Config config;
   if (!o.image.empty()) {
-    auto image = Image::open(o.image);  // read for its configuration only, never saved
+    // Read for its configuration only, shared: never saved.
+    auto image = Image::open(o.image, Image::Access::kReadOnly);
     if (!image) return bad_input(image.error());
     config = (*image)->state().config;
   } else {
