@@ -4,6 +4,7 @@
 // is refused is refused with one line of text.
 #include "fuzz_targets.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,6 +16,7 @@
 #include "flash/flash_state.h"
 #include "stack/command_record.h"
 #include "store/image.h"
+#include "workload/job.h"
 #include "zns/block_map_state.h"
 #include "zonelab/config.h"
 
@@ -159,6 +161,45 @@ int fuzz_config_toml(const uint8_t* data, size_t size) {
     violated("config",
              "the configuration changed in a round trip:\n" + printed + "---\n" + reprinted);
   }
+  return 0;
+}
+
+namespace {
+
+// What set_job_option promises of any job it accepts.
+void check_job(const JobSpec& job) {
+  auto fail = [&job](const char* what) { violated("job", "job '" + job.name + "': " + what); };
+  bool printable = !job.name.empty() && job.name.size() <= kJobNameMaxChars;
+  for (char c : job.name)
+    printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+  if (!printable) fail("a name that is empty, too long or not printable");
+  if (job.block_size_bytes == 0 || job.block_size_bytes > kJobBlockSizeMaxBytes) fail("bs");
+  if (job.iodepth == 0 || job.iodepth > kJobIodepthMax) fail("iodepth");
+  if (job.numjobs == 0 || job.numjobs > kJobNumjobsMax) fail("numjobs");
+  if (job.runtime_ns > kJobRuntimeMaxNs) fail("runtime");
+  if (job.log_interval_ns != 0 && job.log_interval_ns < 1000) fail("log_interval");
+  if (job.size_percent < 0 || job.size_percent > static_cast<double>(kJobSizePercentMax)) {
+    fail("size percent");
+  }
+  if (job.offset_percent < 0 || job.offset_percent >= 100) fail("offset percent");
+  if (job.rwmixread_percent > 100) fail("rwmixread");
+  if (job.kb_base != 1024 && job.kb_base != 1000) fail("kb_base");
+  if (!(job.rate_iops >= 0) || !std::isfinite(job.rate_iops)) fail("rate_iops");
+  if (job.zones && job.zones->first > job.zones->second) fail("zones");
+  if (is_management(job.kind)) fail("a management kind from a job file");
+}
+
+}  // namespace
+
+int fuzz_job_file(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto jobs = parse_job_file_text(text, "fuzz.toml");
+  if (!jobs) {
+    check_message("job", jobs.error());
+    return 0;
+  }
+  if (jobs->empty() || jobs->size() > kJobCountMax) violated("job", "a job count outside 1-256");
+  for (const JobSpec& job : *jobs) check_job(job);
   return 0;
 }
 

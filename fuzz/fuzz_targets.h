@@ -19,4 +19,10 @@ int fuzz_image_decode(const uint8_t* data, size_t size);
 // and print identically. Returns 0; a broken property calls abort().
 int fuzz_config_toml(const uint8_t* data, size_t size);
 
+// The bytes as a TOML job file (bench --job). A refused file must give a
+// one-line message; an accepted one must hold 1 to 256 jobs whose every
+// option lies within its documented limit. Returns 0; a broken property
+// calls abort().
+int fuzz_job_file(const uint8_t* data, size_t size);
+
 }  // namespace zonelab

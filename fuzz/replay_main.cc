@@ -1,13 +1,15 @@
 // zonelab_fuzz_replay: the fuzz corpus as an ordinary test, without libFuzzer.
 //
 //   zonelab_fuzz_replay CORPUS_DIR
-//       runs every file under CORPUS_DIR/image through fuzz_image_decode and
-//       every file under CORPUS_DIR/config through fuzz_config_toml.
-//   zonelab_fuzz_replay --target image|config FILE...
+//       runs every file under CORPUS_DIR/image through fuzz_image_decode,
+//       every file under CORPUS_DIR/config through fuzz_config_toml and
+//       every file under CORPUS_DIR/job through fuzz_job_file.
+//   zonelab_fuzz_replay --target image|config|job FILE...
 //       runs the given files (a crash reproducer, say) through one target.
 //   zonelab_fuzz_replay --write-seeds CORPUS_DIR
 //       writes the generated seed inputs (valid images, damaged variants,
-//       presets and malformed TOML) into CORPUS_DIR/image and /config.
+//       presets, malformed and deeply nested TOML, job files) into
+//       CORPUS_DIR/image, /config and /job.
 //
 // A broken property aborts inside the target, so a run that gets to its
 // summary line passed every file it read.
@@ -95,6 +97,7 @@ bool run_dir(Target target, const fs::path& dir, bool verbose, Tally& tally) {
 Target target_named(std::string_view name) {
   if (name == "image") return fuzz_image_decode;
   if (name == "config") return fuzz_config_toml;
+  if (name == "job") return fuzz_job_file;
   return nullptr;
 }
 
@@ -281,15 +284,65 @@ void write_config_seeds(const fs::path& dir, size_t& written) {
   put("nul.toml", std::string_view("seed = 5\n\0[flash]\n", 19));
   std::string deep = "x = " + std::string(300, '[') + std::string(300, ']') + "\n";
   put("deep-array.toml", deep);
+  // Nesting at and past the limit of 32 levels (common/text_input.h).
+  std::string dotted = "zns";
+  for (int i = 1; i < 40; ++i) dotted += ".x";
+  put("deep-dotted-key.toml", dotted + " = 1\n");
+  put("deep-header.toml", "[" + dotted + "]\nk = 1\n");
+  put("deep-array-of-tables.toml", "[[" + dotted + "]]\n");
+  std::string inline_tables = "flash = ";
+  for (int i = 0; i < 33; ++i) inline_tables += "{a = ";
+  put("deep-inline-tables.toml", inline_tables + "1" + std::string(33, '}') + "\n");
+  put("nesting-in-strings.toml",
+      "# [[[[ a.b.c.d\ninterface = \"[[[[{{{{\"\n[store]\nbacking = '''\n]]]]\n'''\n");
+  std::string limit = "a";
+  for (int i = 1; i < 32; ++i) limit += ".a";
+  put("nesting-at-the-limit.toml", limit + " = 1\n");
+}
+
+void write_job_seeds(const fs::path& dir, size_t& written) {
+  auto put = [&](const std::string& name, std::string_view text) {
+    if (write_file(dir / name, bytes_of(text))) written += 1;
+  };
+  put("demo.toml",
+      "[global]\nstonewall = true\n[write-qd8]\nrw = \"write\"\nbs = \"16KiB\"\niodepth = 8\n"
+      "zones = \"0-7\"\nsize = \"256MiB\"\n[randread-qd32]\nrw = \"randread\"\nbs = \"4KiB\"\n"
+      "iodepth = 32\nzones = \"0-15\"\nsize = \"256MiB\"\n");
+  put("fio-spellings.toml",
+      "[global]\nkb_base = 1000\nblocksize = \"4k\"\n[mix]\nreadwrite = \"randrw\"\n"
+      "rwmixread = 70\nzone-order = \"random\"\nruntime = 30\ntime_based = 1\n"
+      "log_avg_msec = 500\nrate = \"100m\"\nrate_iops = 2.5\noffset = \"25%\"\n"
+      "randseed = 9\nname = \"renamed\"\n");
+  put("every-kind.toml",
+      "[a]\nrw = \"read\"\n[b]\nrw = \"randread\"\n[c]\nrw = \"write\"\n[d]\nrw = \"append\"\n"
+      "[e]\nrw = \"randwrite\"\n[f]\nrw = \"randrw\"\n[g]\nrw = \"trim\"\n");
+  put("negative.toml", "[a]\niodepth = -1\n");
+  put("past-2-64.toml", "[a]\nsize = \"18446744073709551616\"\n");
+  put("empty-value.toml", "[a]\nbs = \"\"\n");
+  put("runtime-too-long.toml", "[a]\nruntime = \"2h\"\n");
+  put("name-newline.toml", "[\"a\\nb\"]\nrw = \"write\"\n");
+  put("nested-value.toml", "[a]\nbs = { x = 1 }\n");
+  put("global-not-table.toml", "global = 1\n[a]\n");
+  put("no-jobs.toml", "[global]\nbs = \"4k\"\n");
+  put("unknown-option.toml", "[a]\nioengine = \"libaio\"\n");
+  std::string many;
+  for (int i = 0; i <= 256; ++i) many += "[j" + std::to_string(i) + "]\n";
+  put("too-many-jobs.toml", many);
+  std::string dotted = "a";
+  for (int i = 1; i < 40; ++i) dotted += ".a";
+  put("deep-dotted-key.toml", "[j]\n" + dotted + " = 1\n");
+  put("deep-array.toml", "[j]\nbs = " + std::string(40, '[') + std::string(40, ']') + "\n");
 }
 
 int write_seeds(const fs::path& corpus) {
   std::error_code error;
   fs::create_directories(corpus / "image", error);
   fs::create_directories(corpus / "config", error);
+  fs::create_directories(corpus / "job", error);
   size_t written = 0;
   write_image_seeds(corpus / "image", written);
   write_config_seeds(corpus / "config", written);
+  write_job_seeds(corpus / "job", written);
   std::printf("wrote %zu seed files under %s\n", written, corpus.c_str());
   return written > 0 ? 0 : 1;
 }
@@ -297,7 +350,7 @@ int write_seeds(const fs::path& corpus) {
 int usage() {
   std::fprintf(stderr,
                "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
-               "       zonelab_fuzz_replay --target image|config FILE...\n"
+               "       zonelab_fuzz_replay --target image|config|job FILE...\n"
                "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
 }
@@ -315,6 +368,7 @@ int run(std::vector<std::string_view> args) {
     fs::path corpus(args[0]);
     bool found = run_dir(fuzz_image_decode, corpus / "image", verbose, tally);
     found = run_dir(fuzz_config_toml, corpus / "config", verbose, tally) && found;
+    found = run_dir(fuzz_job_file, corpus / "job", verbose, tally) && found;
     if (!found) tally.failed += 1;
   } else {
     return usage();

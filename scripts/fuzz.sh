@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, with address and undefined-behaviour
 # sanitizers) and runs each for FUZZ_SECONDS, then merges the inputs that
-# found new coverage into fuzz/corpus/<target>/.
+# found new coverage into fuzz/corpus/<target>/. A target with a dictionary
+# (fuzz/<target>.dict: tokens, nesting shapes) is run with -dict=.
 #
 #   FUZZ_SECONDS=60        time per target
-#   FUZZ_TARGETS="image config"
+#   FUZZ_TARGETS="image config job"
 #   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
 #   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
 #   FUZZ_CXX=clang++
 # Exits non-zero if a target crashed; the reproducer is under $FUZZ_OUT/artifacts/
-# and `zonelab_fuzz_replay --target image|config FILE` replays it.
+# and `zonelab_fuzz_replay --target image|config|job FILE` replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"image config"}
+targets=${FUZZ_TARGETS:-"image config job"}
 out=${FUZZ_OUT:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
 mkdir -p "$out/obj" "$out/artifacts"
@@ -29,7 +30,10 @@ libs=(-lfmt -ltomlplusplus)
 # The library code the targets reach, instrumented for coverage. An object is
 # rebuilt when its source, this script or any header is newer: a header
 # change (a struct's layout) must not leave objects that disagree.
-mapfile -t sources < <(ls src/common/*.cc src/store/*.cc fuzz/fuzz_targets.cc | grep -v '_test\.cc$')
+# Each layer's image-section codec sits beside its layer (docs/image-format.md).
+mapfile -t sources < <(ls src/common/*.cc src/store/*.cc src/workload/job.cc fuzz/fuzz_targets.cc \
+  src/controller/device_state.cc src/flash/flash_state.cc src/conv/ftl_state.cc \
+  src/zns/block_map_state.cc src/stack/command_record.cc | grep -v '_test\.cc$')
 newest_header=$(ls -t include/zonelab/*.h src/*/*.h fuzz/*.h | head -n 1)
 objects=()
 for src in "${sources[@]}"; do
@@ -47,6 +51,7 @@ for target in $targets; do
   case "$target" in
     image) function=fuzz_image_decode ;;
     config) function=fuzz_config_toml ;;
+    job) function=fuzz_job_file ;;
     *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
   esac
   binary="$out/fuzz_$target"
@@ -57,8 +62,10 @@ for target in $targets; do
   corpus="fuzz/corpus/$target"
   found="$out/new-$target"
   rm -rf "$found" && mkdir -p "$corpus" "$found"
+  dict=()
+  [ -f "fuzz/$target.dict" ] && dict=(-dict="fuzz/$target.dict")
   echo "fuzz: running $target for ${seconds}s"
-  if ! "$binary" -max_len=65536 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! "$binary" "${dict[@]}" -max_len=65536 -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$out/artifacts/$target-" "$found" "$corpus" \
       2>&1 | tee "$out/$target.log" | grep -E '^(#[0-9]+ +DONE|INFO: seed|==|SUMMARY|stat::)'; then
     :

@@ -469,5 +469,35 @@ TEST(Config, AnOversizedFileIsRefused) {
   std::remove(path.c_str());
 }
 
+TEST(Config, DeeplyNestedTomlIsRefusedWithTheLimitNotACrash) {
+  std::string dotted = "zns";
+  for (int i = 0; i < 100'000; ++i) dotted += ".x";
+  for (const std::string& text :
+       {dotted + " = 1\n", "[" + dotted + "]\n", "x = " + std::string(100'000, '[')}) {
+    Config c = default_config();
+    Outcome outcome = apply_toml(c, text, "stored configuration");
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_TRUE(contains(outcome.error(), "limit of 32 levels")) << outcome.error();
+    EXPECT_EQ(config_to_toml(c), config_to_toml(default_config()));
+  }
+  std::string path = temp_path("deep.toml");
+  {
+    std::ofstream out(path);
+    out << dotted << " = 1\n";
+  }
+  Config c = default_config();
+  Outcome outcome = apply_toml_file(c, path);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(contains(outcome.error(), path + ":1:")) << outcome.error();
+  std::remove(path.c_str());
+}
+
+TEST(Config, ADirectoryIsNotAConfigurationFile) {
+  Config c = default_config();
+  Outcome outcome = apply_toml_file(c, testing::TempDir());
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(contains(outcome.error(), "is a directory")) << outcome.error();
+}
+
 }  // namespace
 }  // namespace zonelab

@@ -26,6 +26,8 @@ struct Number {
   uint64_t fraction_scale = 1;  // 10^digits
   std::string_view suffix;
   bool ok = false;
+  bool negative = false;   // "-1": a sign zonelab's numbers never take
+  bool too_large = false;  // the whole part is above 2^64 - 1
 };
 
 std::string_view trim(std::string_view text) {
@@ -36,15 +38,25 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+// A user's text inside a one-line message.
+std::string quoted(std::string_view text) { return one_line(text, 64); }
+
 Number split_number(std::string_view text) {
   Number out;
   text = trim(text);
+  if (!text.empty() && text.front() == '-') {
+    out.negative = true;
+    return out;
+  }
   size_t i = 0;
   bool digits = false;
   Wide whole = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
     whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
-    if (whole > std::numeric_limits<uint64_t>::max()) return out;
+    if (whole > std::numeric_limits<uint64_t>::max()) {
+      out.too_large = true;
+      return out;
+    }
     digits = true;
     ++i;
   }
@@ -70,28 +82,38 @@ Result<uint64_t> scale(std::string_view text, std::string_view what, const Numbe
   Wide whole = static_cast<Wide>(n.whole) * factor;
   Wide part = static_cast<Wide>(n.fraction) * factor;
   if (part % n.fraction_scale != 0) {
-    return Error{fmt::format("{} '{}' is not a whole number of {}", what, text,
+    return Error{fmt::format("{} '{}' is not a whole number of {}", what, quoted(text),
                              what == "time" ? "nanoseconds" : "bytes")};
   }
   Wide value = whole + part / n.fraction_scale;
   if (value > std::numeric_limits<uint64_t>::max()) {
-    return Error{fmt::format("{} '{}' is out of range", what, text)};
+    return Error{fmt::format("{} '{}' is out of range (above 2^64 - 1 {})", what, quoted(text),
+                             what == "time" ? "ns" : "bytes")};
   }
   return static_cast<uint64_t>(value);
+}
+
+// Why a number could not be split, or an empty string if it could.
+std::string unsplit_reason(std::string_view text, std::string_view what, const Number& n,
+                           std::string_view hint) {
+  if (n.ok) return {};
+  if (n.negative) return fmt::format("{} '{}' must not be negative", what, quoted(text));
+  if (n.too_large) {
+    return fmt::format("{} '{}' is out of range (above 2^64 - 1)", what, quoted(text));
+  }
+  return fmt::format("invalid {} '{}' (expected a number with a unit, e.g. {})", what, quoted(text),
+                     hint);
 }
 
 Result<uint64_t> parse_with(std::string_view text, std::string_view what, const Suffix* suffixes,
                             size_t count, std::string_view hint) {
   Number n = split_number(text);
-  if (!n.ok) {
-    return Error{
-        fmt::format("invalid {} '{}' (expected a number with a unit, e.g. {})", what, text, hint)};
-  }
+  if (!n.ok) return Error{unsplit_reason(text, what, n, hint)};
   for (size_t i = 0; i < count; ++i) {
     if (n.suffix == suffixes[i].name) return scale(text, what, n, suffixes[i].factor);
   }
-  return Error{
-      fmt::format("invalid {} '{}': unknown unit '{}' (e.g. {})", what, text, n.suffix, hint)};
+  return Error{fmt::format("invalid {} '{}': unknown unit '{}' (e.g. {})", what, quoted(text),
+                           quoted(n.suffix), hint)};
 }
 
 constexpr uint64_t kKi = 1024;
@@ -123,7 +145,99 @@ constexpr std::array<Suffix, 6> kTimeSuffixes{{
     {"µs", 1'000},
 }};
 
+// fio's size suffixes, in lower case: the power of the base, and whether the
+// base is 1024 whatever kb_base says (the IEC names).
+struct JobSizeSuffix {
+  std::string_view name;
+  int power;
+  bool iec;
+};
+
+constexpr std::array<JobSizeSuffix, 17> kJobSizeSuffixes{{
+    {"", 0, false},
+    {"b", 0, false},
+    {"k", 1, false},
+    {"kb", 1, false},
+    {"kib", 1, true},
+    {"m", 2, false},
+    {"mb", 2, false},
+    {"mib", 2, true},
+    {"g", 3, false},
+    {"gb", 3, false},
+    {"gib", 3, true},
+    {"t", 4, false},
+    {"tb", 4, false},
+    {"tib", 4, true},
+    {"p", 5, false},
+    {"pb", 5, false},
+    {"pib", 5, true},
+}};
+constexpr std::string_view kJobSizeHint = "4k, 16KiB or 1G";
+
+// fio's time suffixes, in lower case; a bare number is seconds.
+constexpr uint64_t kSecondNs = 1'000'000'000;
+constexpr std::array<Suffix, 13> kJobTimeSuffixes{{
+    {"", kSecondNs},
+    {"ns", 1},
+    {"us", 1'000},
+    {"usec", 1'000},
+    {"µs", 1'000},
+    {"ms", 1'000'000},
+    {"msec", 1'000'000},
+    {"s", kSecondNs},
+    {"sec", kSecondNs},
+    {"m", 60 * kSecondNs},
+    {"min", 60 * kSecondNs},
+    {"h", 3600 * kSecondNs},
+    {"d", 86400 * kSecondNs},
+}};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 }  // namespace
+
+Result<uint64_t> parse_job_size_bytes(std::string_view text, uint32_t kb_base) {
+  ZL_ASSERT(kb_base == 1000 || kb_base == 1024);
+  Number n = split_number(text);
+  if (!n.ok) return Error{unsplit_reason(text, "size", n, kJobSizeHint)};
+  std::string suffix = lower(n.suffix);
+  for (const JobSizeSuffix& s : kJobSizeSuffixes) {
+    if (suffix != s.name) continue;
+    uint64_t base = s.iec ? 1024 : kb_base;
+    uint64_t factor = 1;
+    for (int i = 0; i < s.power; ++i) factor *= base;
+    return scale(text, "size", n, factor);
+  }
+  return Error{fmt::format("invalid size '{}': unknown unit '{}' (e.g. {})", quoted(text),
+                           quoted(n.suffix), kJobSizeHint)};
+}
+
+Result<uint64_t> parse_job_time_ns(std::string_view text) {
+  Number n = split_number(text);
+  if (!n.ok) return Error{unsplit_reason(text, "time", n, "30 (seconds), 1.5s, 500ms or 2m")};
+  std::string suffix = lower(n.suffix);
+  for (const Suffix& s : kJobTimeSuffixes) {
+    if (suffix == s.name) return scale(text, "time", n, s.factor);
+  }
+  return Error{
+      fmt::format("invalid time '{}': unknown unit '{}' (e.g. 30 (seconds), 1.5s, 500ms or 2m)",
+                  quoted(text), quoted(n.suffix))};
+}
+
+Result<uint64_t> parse_job_rate_bytes_per_s(std::string_view text, uint32_t kb_base) {
+  std::string_view body = trim(text);
+  if (body.size() >= 2 && lower(body.substr(body.size() - 2)) == "/s") body.remove_suffix(2);
+  auto bytes = parse_job_size_bytes(body, kb_base);
+  if (bytes) return bytes;
+  Number n = split_number(body);
+  if (n.negative || n.too_large) return Error{unsplit_reason(text, "rate", n, "")};
+  return Error{fmt::format("invalid rate '{}' (bytes per second, e.g. 100M, 100MiB/s or 1g/s)",
+                           quoted(text))};
+}
 
 Result<uint64_t> parse_size_bytes(std::string_view text) {
   return parse_with(text, "size", kSizeSuffixes.data(), kSizeSuffixes.size(), "16KiB or 2GiB");
@@ -138,14 +252,17 @@ Result<uint64_t> parse_rate_bytes_per_s(std::string_view text) {
   if (body.size() >= 2 && body.substr(body.size() - 2) == "/s") body.remove_suffix(2);
   auto bytes =
       parse_with(body, "rate", kSizeSuffixes.data(), kSizeSuffixes.size(), "1.2GB/s or 100MiB/s");
-  if (!bytes) return Error{fmt::format("invalid rate '{}' (e.g. 1.2GB/s or 100MiB/s)", text)};
+  if (!bytes) {
+    return Error{fmt::format("invalid rate '{}' (e.g. 1.2GB/s or 100MiB/s)", quoted(text))};
+  }
   return bytes;
 }
 
 Result<uint64_t> parse_count(std::string_view text) {
   Number n = split_number(text);
+  if (n.negative || n.too_large) return Error{unsplit_reason(text, "number", n, "")};
   if (!n.ok || !n.suffix.empty() || n.fraction != 0) {
-    return Error{fmt::format("invalid number '{}' (expected a whole number)", text)};
+    return Error{fmt::format("invalid number '{}' (expected a whole number)", quoted(text))};
   }
   return n.whole;
 }
@@ -153,12 +270,12 @@ Result<uint64_t> parse_count(std::string_view text) {
 Result<uint64_t> parse_percent_basis_points(std::string_view text) {
   Number n = split_number(text);
   if (!n.ok || (!n.suffix.empty() && n.suffix != "%") || n.whole > 1'000'000) {
-    return Error{fmt::format("invalid percentage '{}' (e.g. 7%, 28%, 6.25%)", text)};
+    return Error{fmt::format("invalid percentage '{}' (e.g. 7%, 28%, 6.25%)", quoted(text))};
   }
   // Hundredths of a percent; finer digits are refused rather than rounded.
   uint64_t scaled = n.fraction * 100;
   if (scaled % n.fraction_scale != 0) {
-    return Error{fmt::format("percentage '{}' has more than two decimals", text)};
+    return Error{fmt::format("percentage '{}' has more than two decimals", quoted(text))};
   }
   return n.whole * 100 + scaled / n.fraction_scale;
 }

@@ -2,6 +2,12 @@
 // times ("450us", "3.5ms") and rates ("1.2GB/s", "100MiB/s"). Binary
 // prefixes (KiB, MiB, GiB, TiB) are powers of 1024, decimal ones (KB, MB, GB,
 // TB) powers of 1000. A plain number is bytes, nanoseconds or bytes/s.
+//
+// Job options (bench flags and job files) read sizes, times and rates as fio
+// does instead (docs/cli-compat.md): suffixes ignore case, k/KB/M/MB... are
+// powers of kb_base (1024 unless the job says kb_base=1000), KiB/MiB... are
+// always powers of 1024, a bare time is seconds and `m` is minutes.
+// Configuration keys keep the rules above, so "3940MB/s" stays decimal.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +25,12 @@ Result<uint64_t> parse_count(std::string_view text);
 // A percentage ("7%", "28", "6.25%") in hundredths of a percent (700, 2800, 625).
 Result<uint64_t> parse_percent_basis_points(std::string_view text);
 std::string format_percent_basis_points(uint64_t basis_points);
+
+// fio's sizes, times and rates (see above); kb_base is 1024 or 1000.
+inline constexpr uint32_t kKbBaseDefault = 1024;
+Result<uint64_t> parse_job_size_bytes(std::string_view text, uint32_t kb_base);
+Result<uint64_t> parse_job_time_ns(std::string_view text);
+Result<uint64_t> parse_job_rate_bytes_per_s(std::string_view text, uint32_t kb_base);
 
 // Shortest exact rendering with a binary prefix ("16KiB", "1056MiB", "4097").
 std::string format_size(uint64_t bytes);

@@ -224,5 +224,120 @@ TEST(Units, FormattedValuesParseBackExactly) {
   }
 }
 
+// --- Job options: fio's units ----------------------------------------------
+
+TEST(Units, JobSizesAreFiosWithKbBase1024) {
+  // clang-format off
+  const Parsed rows[] = {
+      {"4096",  4096},
+      {"4k",    4 * kKi},
+      {"4K",    4 * kKi},
+      {"4KB",   4 * kKi},
+      {"4kb",   4 * kKi},
+      {"4KiB",  4 * kKi},
+      {"4kib",  4 * kKi},
+      {"1m",    kMi},
+      {"1MB",   kMi},
+      {"2g",    2 * kGi},
+      {"1.5k",  1536},
+      {"1t",    kGi * kKi},
+      {"12b",   12},
+  };
+  // clang-format on
+  for (const Parsed& row : rows) {
+    auto value = parse_job_size_bytes(row.text, 1024);
+    ASSERT_TRUE(value.ok()) << row.text << ": " << value.error();
+    EXPECT_EQ(*value, row.value) << row.text;
+  }
+}
+
+TEST(Units, JobSizesWithKbBase1000KeepIecNamesBinary) {
+  // clang-format off
+  const Parsed rows[] = {
+      {"4k",    4000},
+      {"4KB",   4000},
+      {"4KiB",  4096},
+      {"1M",    1'000'000},
+      {"1MiB",  kMi},
+      {"3g",    3'000'000'000},
+  };
+  // clang-format on
+  for (const Parsed& row : rows) {
+    auto value = parse_job_size_bytes(row.text, 1000);
+    ASSERT_TRUE(value.ok()) << row.text << ": " << value.error();
+    EXPECT_EQ(*value, row.value) << row.text;
+  }
+}
+
+TEST(Units, ConfigurationSizesKeepTheirDecimalPrefixes) {
+  // Job options follow fio; configuration keys and presets do not change.
+  EXPECT_EQ(*parse_size_bytes("4KB"), 4000u);
+  EXPECT_EQ(*parse_rate_bytes_per_s("3940MB/s"), 3'940'000'000u);
+  EXPECT_FALSE(parse_size_bytes("4k").ok());
+  EXPECT_EQ(*parse_time_ns("30"), 30u);
+}
+
+TEST(Units, JobTimesAreSecondsWhenBare) {
+  // clang-format off
+  const Parsed rows[] = {
+      {"30",     30'000'000'000},
+      {"1.5",    1'500'000'000},
+      {"2s",     2'000'000'000},
+      {"2sec",   2'000'000'000},
+      {"500ms",  500'000'000},
+      {"500msec", 500'000'000},
+      {"250us",  250'000},
+      {"250usec", 250'000},
+      {"40ns",   40},
+      {"2m",     120'000'000'000},
+      {"2min",   120'000'000'000},
+      {"1h",     3'600'000'000'000},
+      {"1d",     86'400'000'000'000},
+      {"2MS",    2'000'000},
+  };
+  // clang-format on
+  for (const Parsed& row : rows) {
+    auto value = parse_job_time_ns(row.text);
+    ASSERT_TRUE(value.ok()) << row.text << ": " << value.error();
+    EXPECT_EQ(*value, row.value) << row.text;
+  }
+  EXPECT_FALSE(parse_job_time_ns("2 fortnights").ok());
+}
+
+TEST(Units, JobRatesAreFioSizesPerSecond) {
+  EXPECT_EQ(*parse_job_rate_bytes_per_s("100m", 1024), 100 * kMi);
+  EXPECT_EQ(*parse_job_rate_bytes_per_s("100MiB/s", 1024), 100 * kMi);
+  EXPECT_EQ(*parse_job_rate_bytes_per_s("1MB/s", 1024), kMi);
+  EXPECT_EQ(*parse_job_rate_bytes_per_s("1MB/s", 1000), 1'000'000u);
+  EXPECT_FALSE(parse_job_rate_bytes_per_s("1m,2m", 1024).ok());
+}
+
+TEST(Units, NegativeAndOversizedNumbersAreNamedAsWritten) {
+  auto negative = parse_count("-1");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error(), "number '-1' must not be negative");
+  auto big = parse_count("18446744073709551616");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error(), "number '18446744073709551616' is out of range (above 2^64 - 1)");
+  EXPECT_TRUE(parse_count("18446744073709551615").ok());
+  auto scaled = parse_job_size_bytes("20000000000000000000k", 1024);
+  ASSERT_FALSE(scaled.ok());
+  EXPECT_NE(scaled.error().find("out of range"), std::string::npos) << scaled.error();
+  auto size = parse_size_bytes("-4KiB");
+  ASSERT_FALSE(size.ok());
+  EXPECT_NE(size.error().find("'-4KiB' must not be negative"), std::string::npos) << size.error();
+}
+
+TEST(Units, ControlCharactersInErrorsAreEscaped) {
+  for (const char* text : {"4\x01k", "1\n2", "\x1b[31m"}) {
+    auto size = parse_job_size_bytes(text, 1024);
+    ASSERT_FALSE(size.ok()) << text;
+    for (char c : size.error()) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << size.error();
+    auto count = parse_count(text);
+    ASSERT_FALSE(count.ok()) << text;
+    for (char c : count.error()) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << count.error();
+  }
+}
+
 }  // namespace
 }  // namespace zonelab

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string_view>
 
 #include "common/units.h"
 #include "sim/realtime.h"
@@ -14,26 +15,6 @@
 namespace zonelab::cli {
 namespace {
 
-struct JobFlag {
-  const char* name;
-  const char* help;
-};
-
-constexpr JobFlag kJobFlags[] = {
-    {"rw", "read, randread, write (sequential at write pointers) or append"},
-    {"bs", "bytes per command, e.g. 4KiB"},
-    {"iodepth", "commands each clone keeps in flight"},
-    {"numjobs", "clones; writers split the job's zones between them"},
-    {"zones", "zone range A-B (default: every zone)"},
-    {"size", "bytes or % of the range's capacity, for the whole job (default: one pass)"},
-    {"runtime", "stop issuing after this much virtual time, e.g. 2s"},
-    {"rate", "the job's bandwidth limit, e.g. 100MiB/s"},
-    {"zone_order", "writers: next zone sequential (default) or random"},
-    {"log_interval", "log the bandwidth per interval, e.g. 1s (JSON bw_log)"},
-    {"stream", "write stream (block interface with block.streams > 1)"},
-    {"name", "job name in the output"},
-};
-
 Json latency_json(const Histogram& h) {
   return Json{{"mean", static_cast<uint64_t>(std::llround(h.mean()))},
               {"p50", h.percentile(50)},
@@ -41,6 +22,17 @@ Json latency_json(const Histogram& h) {
               {"p99", h.percentile(99)},
               {"p999", h.percentile(99.9)},
               {"max", h.max()}};
+}
+
+// randrw's reads or writes alone, over the job's time.
+Json direction_json(const JobResult& r, const JobResult::Direction& d) {
+  double seconds = r.seconds();
+  return Json{
+      {"ops", d.ops},
+      {"bytes", d.bytes},
+      {"iops", seconds > 0 ? std::round(static_cast<double>(d.ops) / seconds * 1e3) / 1e3 : 0.0},
+      {"bw_bytes_per_s", seconds > 0 ? std::llround(static_cast<double>(d.bytes) / seconds) : 0},
+      {"lat_ns", latency_json(d.latency_ns)}};
 }
 
 Json job_json(const JobResult& r) {
@@ -62,7 +54,12 @@ Json job_json(const JobResult& r) {
   j["errors"] = r.errors;
   if (r.errors != 0) j["first_error"] = r.first_error;
   if (r.spec.log_interval_ns != 0) {
-    j["bw_log"] = {{"interval_ns", r.spec.log_interval_ns}, {"bytes", r.bw_log}};
+    j["bw_log"] = {{"interval_ns", r.bw_log_interval_ns}, {"bytes", r.bw_log}};
+  }
+  if (r.spec.kind == JobKind::kRandRw) {
+    j["rwmixread"] = r.spec.rwmixread_percent;
+    j["read"] = direction_json(r, r.reads);
+    j["write"] = direction_json(r, r.writes);
   }
   return j;
 }
@@ -151,6 +148,15 @@ void print_table(const RunResult& run, const Json& device, double wall_s, bool s
                format_duration(static_cast<uint64_t>(h.mean())), format_duration(h.percentile(50)),
                format_duration(h.percentile(99)), format_duration(h.percentile(99.9)),
                format_duration(h.max()));
+    if (r.spec.kind == JobKind::kRandRw) {
+      for (const auto& [what, d] : {std::pair{"read", &r.reads}, std::pair{"write", &r.writes}}) {
+        fmt::print("  {:<5} {:>10} ops {:>10.0f} IOPS {:>9.1f}MiB/s  mean {:>9} p99 {:>9}\n", what,
+                   d->ops, r.seconds() > 0 ? static_cast<double>(d->ops) / r.seconds() : 0.0,
+                   r.seconds() > 0 ? static_cast<double>(d->bytes) / r.seconds() / 1048576.0 : 0.0,
+                   format_duration(static_cast<uint64_t>(d->latency_ns.mean())),
+                   format_duration(d->latency_ns.percentile(99)));
+      }
+    }
     if (r.errors != 0) fmt::print("  {} error(s); first: {}\n", r.errors, r.first_error);
     if (r.resets != 0)
       fmt::print("  {} zone resets, mean {}\n", r.resets,
@@ -205,6 +211,104 @@ Result<RealtimeOptions> realtime_options(const BenchOptions& o, const std::vecto
   return options;
 }
 
+// The job options as flags: fio's spelling in help, and hidden beside it
+// the same option with dashes and under fio's other names.
+void add_job_flags(CLI::App& bench, BenchOptions& o) {
+  for (const JobOptionInfo& option : job_options()) {
+    std::vector<std::string> spellings{std::string(option.name)};
+    std::string_view aliases = option.aliases;
+    while (!aliases.empty()) {
+      size_t space = std::min(aliases.find(' '), aliases.size());
+      spellings.emplace_back(aliases.substr(0, space));
+      aliases.remove_prefix(std::min(space + 1, aliases.size()));
+    }
+    size_t named = spellings.size();
+    for (size_t i = 0; i < named; ++i) {
+      std::string dashed = spellings[i];
+      std::replace(dashed.begin(), dashed.end(), '_', '-');
+      if (dashed != spellings[i]) spellings.push_back(dashed);
+    }
+    for (size_t i = 0; i < spellings.size(); ++i) {
+      std::string key = spellings[i];
+      CLI::Option* flag = nullptr;
+      if (option.value.empty()) {
+        flag = bench.add_flag_callback(
+            "--" + key,
+            [&o, key] {
+              o.job_flags.push_back({key, "true"});
+            },
+            std::string(option.help));
+      } else {
+        flag = bench.add_option_function<std::string>(
+            "--" + key,
+            [&o, key](const std::string& value) {
+              o.job_flags.push_back({key, value});
+            },
+            std::string(option.help));
+        flag->type_name(std::string(option.value));
+      }
+      // In command-line order, each time given: a --name starts a job.
+      flag->trigger_on_parse();
+      if (i > 0) flag->group("");  // accepted, not listed
+    }
+  }
+}
+
+bool names_option(const JobOptionList& options, std::string_view canonical) {
+  return std::any_of(options.begin(), options.end(), [canonical](const auto& option) {
+    return canonical_job_option(option.first) == canonical;
+  });
+}
+
+// The jobs of the command line, read as fio reads its own: options before
+// the first --name are every job's, and each --name starts a job.
+Result<std::vector<JobSpec>> jobs_from_flags(const JobOptionList& flags) {
+  std::vector<JobOptionList> groups(1);
+  for (const auto& flag : flags) {
+    if (canonical_job_option(flag.first) == "name") groups.emplace_back();
+    groups.back().push_back(flag);
+  }
+  if (groups.size() - 1 > kJobCountMax) {
+    return Error{fmt::format("bench: {} jobs (--name), more than the limit of {}",
+                             groups.size() - 1, kJobCountMax)};
+  }
+  JobSpec global;
+  auto set = set_job_options(global, groups[0]);
+  if (!set) return Error{"--" + set.error()};
+  bool global_rw = names_option(groups[0], "rw");
+  const std::string kNoRw =
+      "give --rw read|randread|write|append|randwrite|randrw|trim or --job FILE";
+  if (groups.size() == 1) {
+    if (!global_rw) return Error{"bench: " + kNoRw};
+    global.name = std::string(job_kind_name(global.kind));
+    return std::vector<JobSpec>{global};
+  }
+  std::vector<JobSpec> jobs;
+  for (size_t i = 1; i < groups.size(); ++i) {
+    JobSpec job = global;
+    set = set_job_options(job, groups[i]);
+    if (!set) return Error{"--" + set.error()};
+    if (!global_rw && !names_option(groups[i], "rw")) {
+      return Error{fmt::format("bench: job {}: {}", job.name, kNoRw)};
+    }
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+// Hidden second spellings of bench's own options (dashes and underscores).
+void add_underscore_spellings(CLI::App& bench, BenchOptions& o) {
+  bench.add_flag("--no_wall_clock", o.no_wall_clock)->group("");
+  bench
+      .add_option_function<double>("--time_scale",
+                                   [&o](double scale) {
+                                     o.time_scale = scale;
+                                     o.realtime = true;
+                                   })
+      ->group("");
+  bench.add_option("--output_format", o.output_format)->group("");
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
@@ -212,17 +316,18 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
       app.add_subcommand("bench", "fio-like benchmark in virtual time (or paced: --realtime)");
   bench->add_option("IMAGE", o.image, "device image (or use --preset for a throwaway device)");
   add_config_options(*bench, o.config);
-  bench->add_option("--job", o.job_file, "TOML job file ([global] and one table per job)");
-  for (const JobFlag& flag : kJobFlags) {
-    std::string key = flag.name;
-    bench->add_option_function<std::string>(
-        "--" + key,
-        [&o, key](const std::string& value) {
-          o.job_flags.push_back({key, value});
-        },
-        flag.help);
-  }
-  bench->add_flag("--json", o.json, "print JSON");
+  bench->add_option_function<std::string>(
+      "--job",
+      [&o](const std::string& path) {
+        o.job_file = path;
+        o.job_file_given = true;
+      },
+      "TOML job file ([global] and one table per job)");
+  add_job_flags(*bench, o);
+  bench->add_flag("--json", o.json, "print JSON (the same as --output-format=json)");
+  bench->add_option("--output-format", o.output_format,
+                    "fio's output switch: json or normal (the table)");
+  add_underscore_spellings(*bench, o);
   bench->add_flag("--no-wall-clock", o.no_wall_clock,
                   "leave out wall_time_s and sim_commands_per_s (for byte-identical output)");
   bench->add_flag("--quiet", o.quiet, "no progress lines on stderr");
@@ -256,23 +361,28 @@ int run_bench(const BenchOptions& o) {
   if (!o.image.empty() && has_config) {
     return bad_input("bench: give an IMAGE or --preset/--config/--set, not both");
   }
+  bool json = o.json;
+  if (!o.output_format.empty()) {
+    if (o.output_format != "json" && o.output_format != "normal") {
+      return bad_input(fmt::format(
+          "--output-format: '{}' is not json or normal (fio's terse and json+ are not supported)",
+          one_line(o.output_format, 64)));
+    }
+    if (o.json && o.output_format == "normal") {
+      return bad_input("bench: give --json or --output-format=normal, not both");
+    }
+    json = o.output_format == "json";
+  }
   std::vector<JobSpec> jobs;
-  if (!o.job_file.empty()) {
+  if (o.job_file_given) {
     if (!o.job_flags.empty()) return bad_input("bench: give --job FILE or job flags, not both");
     auto parsed = parse_job_file(o.job_file);
     if (!parsed) return bad_input(parsed.error());
     jobs = *parsed;
   } else {
-    JobSpec job;
-    bool has_rw = false;
-    for (const auto& [key, value] : o.job_flags) {
-      auto outcome = set_job_option(job, key, value);
-      if (!outcome) return bad_input(fmt::format("--{}: {}", key, outcome.error()));
-      has_rw = has_rw || key == "rw";
-    }
-    if (!has_rw) return bad_input("bench: give --rw read|randread|write|append or --job FILE");
-    if (job.name == "job") job.name = std::string(job_kind_name(job.kind));
-    jobs.push_back(job);
+    auto parsed = jobs_from_flags(o.job_flags);
+    if (!parsed) return bad_input(parsed.error());
+    jobs = *parsed;
   }
 
   StackOptions stack_options;
@@ -288,6 +398,8 @@ int run_bench(const BenchOptions& o) {
   if (!opened) return bad_input(opened.error());
   Stack& stack = **opened;
   auto checked = check_jobs(jobs, stack.info());
+  if (!checked) return bad_input(checked.error());
+  checked = check_jobs_on_device(jobs, stack.device());
   if (!checked) return bad_input(checked.error());
   RealtimeOptions realtime;
   if (o.realtime) {
@@ -343,7 +455,7 @@ int run_bench(const BenchOptions& o) {
   uint64_t span = run.end_ns - run.start_ns;
   Json dev;
   stack.inspect([&](const ModeledDevice& device) { dev = device_json(device, span); });
-  if (o.json) {
+  if (json) {
     Json out = status_json(first_status);
     Json job_list = Json::array();
     for (const auto& r : run.jobs) job_list.push_back(job_json(r));

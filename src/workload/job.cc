@@ -1,10 +1,14 @@
-// Job options and job files; see job.h.
+// Job options and job files; see job.h. Every option is one row of
+// kJobOptions below: its name, fio's other names for it, its help, and the
+// function that reads its value. Flags, job files, `bench --help` and the
+// option tables in docs/ all come from that one list.
 #include "workload/job.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 
 #include "common/text_input.h"
@@ -13,10 +17,43 @@
 namespace zonelab {
 namespace {
 
-constexpr std::array<std::string_view, 7> kKindNames{"read",   "randread", "write",     "append",
-                                                     "finish", "reset",    "softfinish"};
-// The kinds a job file may name in `rw`: the data kinds, which come first.
-constexpr size_t kDataKindCount = 4;
+constexpr std::array<std::string_view, 10> kKindNames{
+    "read",  "randread",   "write",     "append", "finish",
+    "reset", "softfinish", "randwrite", "randrw", "trim"};
+// What `rw` takes: the data kinds, in the order help lists them.
+constexpr std::array<JobKind, 7> kDataKinds{JobKind::kRead,   JobKind::kRandRead,  JobKind::kWrite,
+                                            JobKind::kAppend, JobKind::kRandWrite, JobKind::kRandRw,
+                                            JobKind::kTrim};
+
+// A user's value inside a one-line message.
+std::string shown(std::string_view value) { return one_line(value, 64); }
+
+Result<bool> parse_bool(std::string_view value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return Error{fmt::format("'{}' is not true or false (or 1 or 0)", shown(value))};
+}
+
+// A whole number from `min` to `max`, named as written when it is not.
+Result<uint64_t> bounded_count(std::string_view value, uint64_t min, uint64_t max) {
+  auto n = parse_count(value);
+  if (!n) return Error{n.error()};
+  if (*n < min || *n > max) {
+    return Error{fmt::format("'{}' is out of range [{}, {}]", shown(value), min, max)};
+  }
+  return *n;
+}
+
+// "400%" -> 400; nullopt if the value is not a percentage.
+std::optional<Result<uint64_t>> percentage(std::string_view value, uint64_t min, uint64_t max) {
+  if (value.empty() || value.back() != '%') return std::nullopt;
+  auto pct = parse_count(value.substr(0, value.size() - 1));
+  if (!pct || *pct < min || *pct > max) {
+    return Result<uint64_t>(Error{fmt::format(
+        "'{}': a percentage must be a whole number from {}% to {}%", shown(value), min, max)});
+  }
+  return Result<uint64_t>(*pct);
+}
 
 Result<std::pair<uint32_t, uint32_t>> parse_zone_range(std::string_view text) {
   auto dash = text.find('-');
@@ -25,18 +62,263 @@ Result<std::pair<uint32_t, uint32_t>> parse_zone_range(std::string_view text) {
   auto a = parse_count(first);
   auto b = parse_count(last);
   if (!a || !b || *a > *b || *b > UINT32_MAX) {
-    return Error{fmt::format("zones '{}': expected A-B with A <= B, e.g. 0-15", text)};
+    return Error{
+        fmt::format("'{}': expected a zone range A-B with A <= B, e.g. 0-15", shown(text))};
   }
   return std::pair<uint32_t, uint32_t>{static_cast<uint32_t>(*a), static_cast<uint32_t>(*b)};
 }
 
-Result<uint64_t> bounded_count(std::string_view key, std::string_view value, uint64_t max) {
-  auto n = parse_count(value);
-  if (!n) return Error{fmt::format("{}: {}", key, n.error())};
-  if (*n == 0 || *n > max) {
-    return Error{fmt::format("{} = {} is out of range [1, {}]", key, value, max)};
+// --- One reader per option ---------------------------------------------------
+
+Outcome set_name(JobSpec& job, std::string_view value) {
+  bool printable = std::none_of(value.begin(), value.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (value.empty() || value.size() > kJobNameMaxChars || !printable) {
+    return Error{fmt::format("'{}': a job name is 1 to {} printable characters", shown(value),
+                             kJobNameMaxChars)};
   }
-  return *n;
+  job.name = std::string(value);
+  return {};
+}
+
+Outcome set_rw(JobSpec& job, std::string_view value) {
+  auto kind = job_kind_from_name(value);
+  if (!kind) {
+    return Error{fmt::format(
+        "'{}' is not one of read, randread, write, append, randwrite, randrw, trim", shown(value))};
+  }
+  job.kind = *kind;
+  return {};
+}
+
+Outcome set_bs(JobSpec& job, std::string_view value) {
+  auto bs = parse_job_size_bytes(value, job.kb_base);
+  if (!bs) return Error{bs.error()};
+  if (*bs == 0 || *bs > kJobBlockSizeMaxBytes) {
+    return Error{fmt::format("'{}' is out of range (1 B to 1 GiB)", shown(value))};
+  }
+  job.block_size_bytes = *bs;
+  return {};
+}
+
+Outcome set_iodepth(JobSpec& job, std::string_view value) {
+  auto n = bounded_count(value, 1, kJobIodepthMax);
+  if (!n) return Error{n.error()};
+  job.iodepth = static_cast<uint32_t>(*n);
+  return {};
+}
+
+Outcome set_numjobs(JobSpec& job, std::string_view value) {
+  auto n = bounded_count(value, 1, kJobNumjobsMax);
+  if (!n) return Error{n.error()};
+  job.numjobs = static_cast<uint32_t>(*n);
+  return {};
+}
+
+Outcome set_zones(JobSpec& job, std::string_view value) {
+  auto range = parse_zone_range(value);
+  if (!range) return Error{range.error()};
+  job.zones = *range;
+  return {};
+}
+
+Outcome set_size(JobSpec& job, std::string_view value) {
+  if (auto pct = percentage(value, 1, kJobSizePercentMax)) {
+    if (!*pct) return Error{pct->error()};
+    job.size_percent = static_cast<double>(**pct);
+    job.size_bytes = 0;
+    return {};
+  }
+  auto bytes = parse_job_size_bytes(value, job.kb_base);
+  if (!bytes) return Error{bytes.error()};
+  if (*bytes == 0) return Error{fmt::format("'{}': a size must be above 0", shown(value))};
+  job.size_bytes = *bytes;
+  job.size_percent = 0;
+  return {};
+}
+
+Outcome set_offset(JobSpec& job, std::string_view value) {
+  if (auto pct = percentage(value, 0, 99)) {
+    if (!*pct) return Error{pct->error()};
+    job.offset_percent = static_cast<double>(**pct);
+    job.offset_bytes = 0;
+    return {};
+  }
+  auto bytes = parse_job_size_bytes(value, job.kb_base);
+  if (!bytes) return Error{bytes.error()};
+  job.offset_bytes = *bytes;
+  job.offset_percent = 0;
+  return {};
+}
+
+// A time option: fio's syntax, above 0 and at most kJobRuntimeMaxNs.
+Result<uint64_t> bounded_time(std::string_view value, uint64_t min_ns) {
+  auto ns = parse_job_time_ns(value);
+  if (!ns) return Error{ns.error()};
+  if (*ns < min_ns || *ns > kJobRuntimeMaxNs) {
+    return Error{fmt::format("'{}' is out of range ({} to 3600s; a bare number is seconds)",
+                             shown(value), format_time(min_ns))};
+  }
+  return *ns;
+}
+
+Outcome set_runtime(JobSpec& job, std::string_view value) {
+  auto ns = bounded_time(value, 1);
+  if (!ns) return Error{ns.error()};
+  job.runtime_ns = *ns;
+  return {};
+}
+
+Outcome set_time_based(JobSpec& job, std::string_view value) {
+  auto on = parse_bool(value);
+  if (!on) return Error{on.error()};
+  job.time_based = *on;
+  return {};
+}
+
+Outcome set_rate(JobSpec& job, std::string_view value) {
+  auto rate = parse_job_rate_bytes_per_s(value, job.kb_base);
+  if (!rate) return Error{rate.error()};
+  if (*rate == 0) return Error{fmt::format("'{}': a rate must be above 0", shown(value))};
+  job.rate_bytes_per_s = *rate;
+  return {};
+}
+
+Outcome set_rate_iops(JobSpec& job, std::string_view value) {
+  double rate = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, rate, std::chars_format::fixed);
+  if (value.empty() || ec != std::errc() || ptr != end || !(rate > 0) || rate > 1e12) {
+    return Error{
+        fmt::format("'{}': expected operations per second above 0, e.g. 500 or 2.5", shown(value))};
+  }
+  job.rate_iops = rate;
+  return {};
+}
+
+Outcome set_rwmixread(JobSpec& job, std::string_view value) {
+  auto pct = bounded_count(value, 0, 100);
+  if (!pct) return Error{pct.error()};
+  job.rwmixread_percent = static_cast<uint32_t>(*pct);
+  return {};
+}
+
+Outcome set_rwmixwrite(JobSpec& job, std::string_view value) {
+  auto pct = bounded_count(value, 0, 100);
+  if (!pct) return Error{pct.error()};
+  job.rwmixread_percent = static_cast<uint32_t>(100 - *pct);
+  return {};
+}
+
+Outcome set_kb_base(JobSpec& job, std::string_view value) {
+  if (value != "1024" && value != "1000") {
+    return Error{fmt::format("'{}' is not 1024 or 1000", shown(value))};
+  }
+  job.kb_base = value == "1000" ? 1000 : 1024;
+  return {};
+}
+
+Outcome set_zone_order(JobSpec& job, std::string_view value) {
+  if (value != "sequential" && value != "random") {
+    return Error{fmt::format("'{}' is not sequential or random", shown(value))};
+  }
+  job.random_zones = value == "random";
+  return {};
+}
+
+Outcome set_log_interval(JobSpec& job, std::string_view value) {
+  auto ns = bounded_time(value, 1'000);
+  if (!ns) return Error{ns.error()};
+  job.log_interval_ns = *ns;
+  return {};
+}
+
+Outcome set_log_avg_msec(JobSpec& job, std::string_view value) {
+  auto ms = bounded_count(value, 1, kJobRuntimeMaxNs / 1'000'000);
+  if (!ms) return Error{ms.error()};
+  job.log_interval_ns = *ms * 1'000'000;
+  return {};
+}
+
+Outcome set_stream(JobSpec& job, std::string_view value) {
+  auto n = bounded_count(value, 0, 65535);
+  if (!n) return Error{n.error()};
+  job.stream = static_cast<uint16_t>(*n);
+  return {};
+}
+
+Outcome set_randseed(JobSpec& job, std::string_view value) {
+  auto seed = parse_count(value);
+  if (!seed) return Error{seed.error()};
+  job.randseed = *seed;
+  return {};
+}
+
+Outcome set_stonewall(JobSpec& job, std::string_view value) {
+  auto on = parse_bool(value);
+  if (!on) return Error{on.error()};
+  job.stonewall = *on;
+  return {};
+}
+
+struct JobOption {
+  JobOptionInfo info;
+  Outcome (*set)(JobSpec&, std::string_view);
+};
+
+// The options, in the order help lists them.
+const std::array<JobOption, 21> kJobOptions{{
+    {{"name", "", "NAME",
+      "job name in the output; on the command line each --name starts a new job (options before "
+      "the first are every job's)"},
+     set_name},
+    {{"rw", "readwrite", "KIND",
+      "read, randread, write (sequential at write pointers), append, or on the block interface "
+      "randwrite, randrw, trim"},
+     set_rw},
+    {{"bs", "blocksize", "SIZE", "bytes per command, e.g. 4k or 16KiB"}, set_bs},
+    {{"iodepth", "", "N", "commands each clone keeps in flight (1-65536)"}, set_iodepth},
+    {{"numjobs", "", "N", "clones (1-4096); writers split the job's zones between them"},
+     set_numjobs},
+    {{"zones", "", "A-B", "zone range (default: every zone)"}, set_zones},
+    {{"offset", "", "SIZE|PCT%",
+      "start this far into the zone range: a whole number of zones in bytes, or a percentage of "
+      "its zones"},
+     set_offset},
+    {{"size", "", "SIZE|PCT%",
+      "bytes or % of the range's capacity, for the whole job (default: one pass; at most 1000 "
+      "passes)"},
+     set_size},
+    {{"runtime", "", "TIME",
+      "stop issuing after this much virtual time; a bare number is seconds (at most 3600s)"},
+     set_runtime},
+    {{"time_based", "", "", "with runtime: run for all of it, even when size is done"},
+     set_time_based},
+    {{"rate", "", "RATE", "the job's bandwidth limit, e.g. 100m or 100MiB/s"}, set_rate},
+    {{"rate_iops", "", "N", "the job's operations per second"}, set_rate_iops},
+    {{"rwmixread", "", "PCT", "randrw: percent of the ops that read (default 50)"}, set_rwmixread},
+    {{"rwmixwrite", "", "PCT", "randrw: percent of the ops that write (100 - rwmixread)"},
+     set_rwmixwrite},
+    {{"kb_base", "", "1024|1000",
+      "what k, M, G... mean in this job's sizes and rates (KiB, MiB... are always 1024-based)"},
+     set_kb_base},
+    {{"zone_order", "", "ORDER", "writers: next zone sequential (default) or random"},
+     set_zone_order},
+    {{"log_interval", "", "TIME", "log the bandwidth per interval, e.g. 1s (JSON bw_log)"},
+     set_log_interval},
+    {{"log_avg_msec", "", "MS", "log_interval in milliseconds (fio's name)"}, set_log_avg_msec},
+    {{"stream", "", "N", "write stream (block interface with block.streams > 1)"}, set_stream},
+    {{"randseed", "", "N", "seed of the job's random choices (clone k takes N + k)"}, set_randseed},
+    {{"stonewall", "", "", "start after every earlier job has finished"}, set_stonewall},
+}};
+
+const JobOption* find_option(std::string_view canonical) {
+  for (const JobOption& option : kJobOptions) {
+    if (option.info.name == canonical) return &option;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -47,147 +329,134 @@ bool is_management(JobKind kind) {
   return kind == JobKind::kFinish || kind == JobKind::kReset || kind == JobKind::kSoftfinish;
 }
 
+bool is_zone_writer(JobKind kind) { return kind == JobKind::kWrite || kind == JobKind::kAppend; }
+
+bool needs_block_interface(JobKind kind) {
+  return kind == JobKind::kRandWrite || kind == JobKind::kRandRw || kind == JobKind::kTrim;
+}
+
 std::optional<JobKind> job_kind_from_name(std::string_view name) {
-  for (size_t i = 0; i < kDataKindCount; ++i) {
-    if (kKindNames[i] == name) return static_cast<JobKind>(i);
+  for (JobKind kind : kDataKinds) {
+    if (job_kind_name(kind) == name) return kind;
   }
   return std::nullopt;
 }
 
+std::span<const JobOptionInfo> job_options() {
+  static const std::vector<JobOptionInfo> kInfos = [] {
+    std::vector<JobOptionInfo> infos;
+    for (const JobOption& option : kJobOptions) infos.push_back(option.info);
+    return infos;
+  }();
+  return kInfos;
+}
+
+std::string canonical_job_option(std::string_view key) {
+  std::string name(key);
+  std::replace(name.begin(), name.end(), '-', '_');
+  for (const JobOption& option : kJobOptions) {
+    if (option.info.name == name) return name;
+    std::string_view aliases = option.info.aliases;
+    while (!aliases.empty()) {
+      size_t space = std::min(aliases.find(' '), aliases.size());
+      if (aliases.substr(0, space) == name) return std::string(option.info.name);
+      aliases.remove_prefix(std::min(space + 1, aliases.size()));
+    }
+  }
+  return {};
+}
+
 Outcome set_job_option(JobSpec& job, std::string_view key, std::string_view value) {
-  if (key == "name") {
-    if (value.empty() || value.size() > 64) return Error{"name must be 1-64 characters"};
-    job.name = std::string(value);
-  } else if (key == "rw") {
-    auto kind = job_kind_from_name(value);
-    if (!kind)
-      return Error{fmt::format("rw = '{}': expected read, randread, write or append", value)};
-    job.kind = *kind;
-  } else if (key == "bs") {
-    auto bs = parse_size_bytes(value);
-    if (!bs) return Error{fmt::format("bs: {}", bs.error())};
-    if (*bs == 0 || *bs > (1ULL << 30))
-      return Error{fmt::format("bs = {} is out of range (1 B to 1 GiB)", value)};
-    job.block_size_bytes = *bs;
-  } else if (key == "iodepth") {
-    auto n = bounded_count(key, value, 65536);
-    if (!n) return Error{n.error()};
-    job.iodepth = static_cast<uint32_t>(*n);
-  } else if (key == "numjobs") {
-    auto n = bounded_count(key, value, 4096);
-    if (!n) return Error{n.error()};
-    job.numjobs = static_cast<uint32_t>(*n);
-  } else if (key == "zones") {
-    auto range = parse_zone_range(value);
-    if (!range) return Error{range.error()};
-    job.zones = *range;
-  } else if (key == "size") {
-    if (!value.empty() && value.back() == '%') {
-      auto pct = parse_count(value.substr(0, value.size() - 1));
-      if (!pct || *pct == 0 || *pct > 100000) {
-        return Error{fmt::format("size = {}: a percentage must be 1% to 100000%", value)};
-      }
-      job.size_percent = static_cast<double>(*pct);
-      job.size_bytes = 0;
-    } else {
-      auto bytes = parse_size_bytes(value);
-      if (!bytes || *bytes == 0)
-        return Error{
-            fmt::format("size = '{}': expected bytes (1GiB) or a percentage (400%)", value)};
-      job.size_bytes = *bytes;
-      job.size_percent = 0;
+  const JobOption* option = find_option(canonical_job_option(key));
+  if (option == nullptr) {
+    return Error{fmt::format("{}: unknown job option (see docs/benchmarks.md)", shown(key))};
+  }
+  auto set = option->set(job, value);
+  if (!set) return Error{fmt::format("{}: {}", shown(key), set.error())};
+  return {};
+}
+
+Outcome set_job_options(JobSpec& job, const JobOptionList& options) {
+  for (bool kb_base : {true, false}) {
+    for (const auto& [key, value] : options) {
+      if ((canonical_job_option(key) == "kb_base") != kb_base) continue;
+      auto set = set_job_option(job, key, value);
+      if (!set) return set;
     }
-  } else if (key == "runtime") {
-    auto ns = parse_time_ns(value);
-    if (!ns || *ns == 0)
-      return Error{fmt::format("runtime = '{}': expected a time such as 2s", value)};
-    job.runtime_ns = *ns;
-  } else if (key == "rate") {
-    auto rate = parse_rate_bytes_per_s(value);
-    if (!rate || *rate == 0)
-      return Error{fmt::format("rate = '{}': expected a rate such as 100MiB/s", value)};
-    job.rate_bytes_per_s = *rate;
-  } else if (key == "zone_order") {
-    if (value != "sequential" && value != "random") {
-      return Error{
-          fmt::format("zone_order = '{}': expected sequential or random", one_line(value, 32))};
-    }
-    job.random_zones = value == "random";
-  } else if (key == "log_interval") {
-    auto ns = parse_time_ns(value);
-    if (!ns || *ns < 1000)
-      return Error{fmt::format("log_interval = '{}': expected a time of 1us or more, such as 100ms",
-                               one_line(value, 32))};
-    job.log_interval_ns = *ns;
-  } else if (key == "stream") {
-    auto n = parse_count(value);
-    if (!n || *n > 65535)
-      return Error{fmt::format("stream = '{}': expected 0-65535", one_line(value, 32))};
-    job.stream = static_cast<uint16_t>(*n);
-  } else if (key == "stonewall") {
-    if (value != "true" && value != "false") return Error{"stonewall must be true or false"};
-    job.stonewall = value == "true";
-  } else {
-    return Error{fmt::format("unknown job option '{}'", one_line(key, 64))};
   }
   return {};
 }
 
 namespace {
 
-Outcome apply_job_table(JobSpec& job, const toml::table& table, std::string_view origin) {
+// A job table's options as text, in the table's order.
+Result<JobOptionList> table_options(const toml::table& table) {
+  JobOptionList options;
   for (const auto& [key, node] : table) {
     std::string value;
     if (auto s = node.as_string()) {
       value = s->get();
     } else if (auto i = node.as_integer()) {
       value = fmt::format("{}", i->get());
+    } else if (auto f = node.as_floating_point()) {
+      value = fmt::format("{}", f->get());
     } else if (auto b = node.as_boolean()) {
       value = b->get() ? "true" : "false";
     } else {
-      return Error{fmt::format("{}: job option '{}' must be a string, integer or boolean", origin,
-                               key.str())};
+      return Error{
+          fmt::format("{}: a job option is a string, number or boolean", shown(key.str()))};
     }
-    auto outcome = set_job_option(job, key.str(), value);
-    if (!outcome) return Error{fmt::format("{}: [{}] {}", origin, job.name, outcome.error())};
+    options.push_back({std::string(key.str()), std::move(value)});
   }
-  return {};
+  return options;
+}
+
+Outcome apply_job_table(JobSpec& job, const toml::table& table) {
+  auto options = table_options(table);
+  if (!options) return Error{options.error()};
+  return set_job_options(job, *options);
 }
 
 }  // namespace
 
 Result<std::vector<JobSpec>> parse_job_file_text(std::string_view text, std::string_view origin) {
+  std::string where = one_line(origin);
   auto parsed = parse_toml(text, origin);
   if (!parsed) return Error{parsed.error()};
   const toml::table& root = *parsed;
   JobSpec global;
-  if (auto* g = root["global"].as_table()) {
-    auto outcome = apply_job_table(global, *g, origin);
-    if (!outcome) return Error{outcome.error()};
+  if (const toml::node* g = root.get("global")) {
+    if (g->as_table() == nullptr) return Error{fmt::format("{}: 'global' must be a table", where)};
+    auto outcome = apply_job_table(global, *g->as_table());
+    if (!outcome) return Error{fmt::format("{}: [global] {}", where, outcome.error())};
   }
   // TOML tables are kept sorted by key; jobs run in the order they are written.
   std::vector<std::pair<uint32_t, std::string_view>> order;
   for (const auto& [name, node] : root) {
     if (name.str() != "global") order.push_back({node.source().begin.line, name.str()});
   }
+  if (order.size() > kJobCountMax) {
+    return Error{
+        fmt::format("{}: {} jobs, more than the limit of {}", where, order.size(), kJobCountMax)};
+  }
   std::sort(order.begin(), order.end());
   std::vector<JobSpec> jobs;
-  for (const auto& [line, name_view] : order) {
-    toml::key name(name_view);
-    const toml::node& node = *root.get(name_view);
-    const auto* table = node.as_table();
+  for (const auto& [line, name] : order) {
+    const auto* table = root.get(name)->as_table();
     if (table == nullptr) {
       return Error{
-          fmt::format("{}: '{}' must be a job table ([{}])", origin, name.str(), name.str())};
+          fmt::format("{}: '{}' must be a job table ([{}])", where, shown(name), shown(name))};
     }
     JobSpec job = global;
-    job.name = std::string(name.str());
-    auto outcome = apply_job_table(job, *table, origin);
-    if (!outcome) return Error{outcome.error()};
+    if (!set_name(job, name)) {
+      return Error{fmt::format("{}: job table [{}]: a job name is 1 to {} printable characters",
+                               where, shown(name), kJobNameMaxChars)};
+    }
+    auto outcome = apply_job_table(job, *table);
+    if (!outcome) return Error{fmt::format("{}: [{}] {}", where, shown(name), outcome.error())};
     jobs.push_back(std::move(job));
   }
-  if (jobs.empty()) return Error{fmt::format("{}: no job tables", origin)};
-  if (jobs.size() > 256) return Error{fmt::format("{}: more than 256 jobs", origin)};
+  if (jobs.empty()) return Error{fmt::format("{}: no job tables", where)};
   return jobs;
 }
 

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <memory>
 
 #include "common/rng.h"
+#include "common/units.h"
 #include "host/softfinish.h"
 
 namespace zonelab {
@@ -55,6 +57,47 @@ struct Slot {
   uint64_t softfinish_writes = 0;          // of its writes, those counted
 };
 
+// A random order of `count` blocks that names each once (fio's random map,
+// without the map): a keyed bijection of the next power of two, walked
+// until it lands below count -- fewer than two steps on average, since that
+// power is below 2 x count.
+class BlockOrder {
+ public:
+  void shuffle(uint64_t count, Rng& rng) {
+    count_ = count;
+    bits_ = 0;
+    while (bits_ < 63 && (uint64_t{1} << bits_) < count) ++bits_;
+    mask_ = (uint64_t{1} << bits_) - 1;
+    for (auto& round : rounds_) round = {rng.next() | 1, rng.next()};
+  }
+  uint64_t count() const { return count_; }
+  uint64_t at(uint64_t index) const {
+    ZL_ASSERT(index < count_);
+    uint64_t x = index;
+    do {
+      x = mix(x);
+    } while (x >= count_);
+    return x;
+  }
+
+ private:
+  // Each step is invertible on bits_ bits: times an odd number, xor with its
+  // own high half, plus a constant.
+  uint64_t mix(uint64_t x) const {
+    for (const auto& [multiplier, addend] : rounds_) {
+      x = (x * multiplier) & mask_;
+      x ^= x >> (bits_ / 2 + 1);
+      x = (x + addend) & mask_;
+    }
+    return x;
+  }
+
+  uint64_t count_ = 0;
+  int bits_ = 0;
+  uint64_t mask_ = 0;
+  std::array<std::pair<uint64_t, uint64_t>, 3> rounds_{};
+};
+
 // What a clone does next: issue the planned command, wait for a completion
 // (a zone reuse that drains the queue), or nothing more.
 enum class Next : uint8_t { kIssue, kWait, kDone };
@@ -87,6 +130,10 @@ struct Clone {
   std::unique_ptr<Rng> rng;
   // randread: prefix sums of bs-sized slots per zone.
   std::vector<uint64_t> prefix;
+  // randwrite, randrw: this pass's order of the clone's bs-sized blocks.
+  BlockOrder order;
+  uint64_t blocks_per_zone = 0;
+  uint64_t order_position = 0;
 };
 
 class Engine final : public CompletionSink, public EventHandler {
@@ -148,13 +195,14 @@ class Engine final : public CompletionSink, public EventHandler {
       r.reset_latency_ns.record(command.latency_ns());
     } else {
       uint64_t bytes = slot.use == SlotUse::kData ? command.nlb * info_.lba_size_bytes : 0;
-      count_op(clone, command.complete_ns, command.latency_ns(), bytes);
+      count_op(clone, command.complete_ns, command.latency_ns(), bytes, command.opcode);
     }
   }
 
   // An operation completed at `done_ns`. One that ends after the runtime is
   // late, and counts only if the job counts past its runtime.
-  void count_op(Clone& clone, uint64_t done_ns, uint64_t latency_ns, uint64_t bytes) {
+  void count_op(Clone& clone, uint64_t done_ns, uint64_t latency_ns, uint64_t bytes,
+                Opcode opcode = Opcode::kZoneManagementSend) {
     JobResult& r = *clone.result;
     if (done_ns > clone.deadline_ns) {
       ++r.late_ops;
@@ -163,11 +211,29 @@ class Engine final : public CompletionSink, public EventHandler {
     ++r.ops;
     r.bytes += bytes;
     r.latency_ns.record(latency_ns);
-    if (uint64_t interval = clone.spec->log_interval_ns; interval != 0 && bytes != 0) {
-      auto bucket = static_cast<size_t>((done_ns - r.start_ns) / interval);
-      if (r.bw_log.size() <= bucket) r.bw_log.resize(bucket + 1, 0);
-      r.bw_log[bucket] += bytes;
+    if (clone.spec->kind == JobKind::kRandRw) {
+      JobResult::Direction& d = opcode == Opcode::kRead ? r.reads : r.writes;
+      ++d.ops;
+      d.bytes += bytes;
+      d.latency_ns.record(latency_ns);
     }
+    if (clone.spec->log_interval_ns != 0 && bytes != 0) log_bandwidth(r, done_ns, bytes);
+  }
+
+  // The bandwidth log's bucket for `done_ns`; past kBwLogEntriesMax entries
+  // the interval doubles and neighbouring entries merge.
+  static void log_bandwidth(JobResult& r, uint64_t done_ns, uint64_t bytes) {
+    uint64_t elapsed = done_ns - r.start_ns;
+    while (elapsed / r.bw_log_interval_ns >= kBwLogEntriesMax) {
+      for (size_t i = 0; i < r.bw_log.size(); ++i) {
+        r.bw_log[i / 2] = (i % 2 == 0 ? 0 : r.bw_log[i / 2]) + r.bw_log[i];
+      }
+      r.bw_log.resize((r.bw_log.size() + 1) / 2);
+      r.bw_log_interval_ns *= 2;
+    }
+    auto bucket = static_cast<size_t>(elapsed / r.bw_log_interval_ns);
+    if (r.bw_log.size() <= bucket) r.bw_log.resize(bucket + 1, 0);
+    r.bw_log[bucket] += bytes;
   }
 
   // The clone's error: the job keeps its first, the run notes the first
@@ -256,6 +322,11 @@ class Engine final : public CompletionSink, public EventHandler {
         return plan_read(clone, c) ? Next::kIssue : Next::kDone;
       case JobKind::kRandRead:
         return plan_randread(clone, c) ? Next::kIssue : Next::kDone;
+      case JobKind::kRandWrite:
+      case JobKind::kRandRw:
+        return plan_random(clone, c);
+      case JobKind::kTrim:
+        return plan_trim(clone, c);
       case JobKind::kFinish:
       case JobKind::kReset:
       case JobKind::kSoftfinish:
@@ -365,6 +436,38 @@ class Engine final : public CompletionSink, public EventHandler {
     return true;
   }
 
+  // The next block of the clone's random order (a new order each pass): a
+  // write, or for randrw a read with probability rwmixread %.
+  Next plan_random(Clone& clone, Command& c) {
+    if (clone.order.count() == 0) {
+      note_failure(clone, "no zone in the job's range holds a block of bs bytes");
+      return Next::kDone;
+    }
+    if (clone.order_position == clone.order.count()) {
+      clone.order.shuffle(clone.order.count(), *clone.rng);
+      clone.order_position = 0;
+    }
+    uint64_t block = clone.order.at(clone.order_position++);
+    uint64_t bs = clone.spec->block_size_bytes / info_.lba_size_bytes;
+    bool read = clone.spec->kind == JobKind::kRandRw &&
+                clone.rng->below(100) < clone.spec->rwmixread_percent;
+    c.opcode = read ? Opcode::kRead : Opcode::kWrite;
+    c.slba =
+        zone_start(clone.zones[block / clone.blocks_per_zone]) + block % clone.blocks_per_zone * bs;
+    c.nlb = static_cast<uint32_t>(chunk_lbas(clone, bs));
+    if (!read) c.stream = clone.spec->stream;
+    clone.issued_bytes += c.nlb * info_.lba_size_bytes;
+    return Next::kIssue;
+  }
+
+  // The next bs of a pass that deallocates the clone's zones in order.
+  Next plan_trim(Clone& clone, Command& c) {
+    uint64_t cap = info_.zone_capacity_lbas;
+    if (clone.offset_lbas >= cap) advance(clone);
+    issue(clone, c, Opcode::kDeallocate, zone_start(clone.zones[clone.cursor]), cap, false);
+    return Next::kIssue;
+  }
+
   // A management op on the clone's next zone: a reset, or the write that
   // comes before a finish or softfinish (manage() goes on from there). A
   // job without a runtime makes one pass over its zones; one with a runtime
@@ -451,23 +554,54 @@ class Engine final : public CompletionSink, public EventHandler {
   bool exiting_ = false;  // a job with exitall_on_error failed
 };
 
-std::pair<uint32_t, uint32_t> zone_range(const JobSpec& spec, const DeviceInfo& info) {
+// The zones a job names (default: every zone), before its offset.
+std::pair<uint32_t, uint32_t> named_range(const JobSpec& spec, const DeviceInfo& info) {
   return spec.zones.value_or(std::pair<uint32_t, uint32_t>{0, info.zone_count - 1});
 }
 
+uint64_t zone_bytes(const DeviceInfo& info) { return info.zone_size_lbas * info.lba_size_bytes; }
+
+// Zones the offset skips at the start of the named range.
+uint64_t offset_zones(const JobSpec& spec, const DeviceInfo& info) {
+  auto [first, last] = named_range(spec, info);
+  if (spec.offset_percent > 0) {
+    return static_cast<uint64_t>(static_cast<double>(last - first + 1) * spec.offset_percent /
+                                 100.0);
+  }
+  return spec.offset_bytes / zone_bytes(info);
+}
+
+// The zones the job uses: its named range from its offset on.
+std::pair<uint32_t, uint32_t> zone_range(const JobSpec& spec, const DeviceInfo& info) {
+  auto [first, last] = named_range(spec, info);
+  uint64_t skipped = std::min<uint64_t>(offset_zones(spec, info), last - first);
+  return {static_cast<uint32_t>(first + skipped), last};
+}
+
+bool splits_zones(JobKind kind) { return kind != JobKind::kRandRead; }
+
+// bs-sized blocks in one zone.
+uint64_t blocks_per_zone(const JobSpec& spec, const DeviceInfo& info) {
+  return info.zone_capacity_lbas / (spec.block_size_bytes / info.lba_size_bytes);
+}
+
 // The job's total byte target from size / size percent (0 = one pass).
-uint64_t job_target_bytes(const JobSpec& spec, Device& device) {
+uint64_t job_target_bytes(const JobSpec& spec, const Device& device) {
   const DeviceInfo& info = device.info();
   auto [first, last] = zone_range(spec, info);
   uint64_t zones = last - first + 1;
   uint64_t usable = zones * info.zone_capacity_lbas * info.lba_size_bytes;
   if (is_management(spec.kind)) return 0;  // one op per zone, until the zones run out
+  if (spec.time_based && spec.runtime_ns != 0) return 0;
   if (spec.size_bytes != 0) return spec.size_bytes;
   if (spec.size_percent > 0) {
     return static_cast<uint64_t>(static_cast<double>(usable) * spec.size_percent / 100.0);
   }
   if (spec.runtime_ns != 0) return 0;
-  if (spec.kind == JobKind::kWrite || spec.kind == JobKind::kAppend) return usable;
+  if (spec.kind == JobKind::kRandWrite || spec.kind == JobKind::kRandRw) {
+    return zones * blocks_per_zone(spec, info) * spec.block_size_bytes;  // every block once
+  }
+  if (is_zone_writer(spec.kind) || spec.kind == JobKind::kTrim) return usable;
   uint64_t readable = 0;
   for (uint64_t z = first; z <= last; ++z) {
     readable += readable_of(device.zone(static_cast<uint32_t>(z))) * info.lba_size_bytes;
@@ -483,7 +617,7 @@ void setup_clone(Clone& clone, JobResult& result, Device& device, Simulator& sim
   clone.result = &result;
   clone.spec = &result.spec;
   clone.job_index = job_index;
-  bool shared = spec.kind == JobKind::kRandRead;
+  bool shared = !splits_zones(spec.kind);
   for (uint64_t z = first; z <= last; ++z) {
     if (shared || (z - first) % spec.numjobs == index)
       clone.zones.push_back(static_cast<uint32_t>(z));
@@ -517,54 +651,212 @@ void setup_clone(Clone& clone, JobResult& result, Device& device, Simulator& sim
       clone.prefix.push_back(total);
     }
   }
+  if (spec.kind == JobKind::kRandWrite || spec.kind == JobKind::kRandRw) {
+    clone.blocks_per_zone = blocks_per_zone(spec, info);
+    clone.order.shuffle(clone.zones.size() * clone.blocks_per_zone, *clone.rng);
+  }
   if (clone.zones.empty()) clone.stopped = true;
 }
 
 }  // namespace
 
+namespace {
+
+// The zone range and the offset into it.
+Outcome check_placement(const JobSpec& job, const DeviceInfo& info) {
+  auto [first, last] = named_range(job, info);
+  if (last >= info.zone_count) {
+    return Error{fmt::format("job {}: zones {}-{} outside the device's {} zones (0-{})", job.name,
+                             first, last, info.zone_count, info.zone_count - 1)};
+  }
+  if (job.offset_bytes % zone_bytes(info) != 0) {
+    return Error{fmt::format(
+        "job {}: offset {} is not at a zone boundary (zones start every {}); a zoned job "
+        "starts at a zone",
+        job.name, format_size(job.offset_bytes), format_size(zone_bytes(info)))};
+  }
+  if (offset_zones(job, info) > last - first) {
+    return Error{fmt::format("job {}: offset {} leaves no zone of the range {}-{}", job.name,
+                             job.offset_percent > 0 ? fmt::format("{}%", job.offset_percent)
+                                                    : format_size(job.offset_bytes),
+                             first, last)};
+  }
+  return {};
+}
+
+// What the kind needs of the interface and of bs.
+Outcome check_kind(const JobSpec& job, const DeviceInfo& info) {
+  std::string_view kind = job_kind_name(job.kind);
+  bool zns = info.interface == "zns";
+  if (zns && (job.kind == JobKind::kRandWrite || job.kind == JobKind::kRandRw)) {
+    return Error{fmt::format(
+        "job {}: rw={} needs the block interface (--set interface=block): a ZNS zone takes "
+        "writes only at its write pointer (use write or append)",
+        job.name, kind)};
+  }
+  if (zns && job.kind == JobKind::kTrim) {
+    return Error{fmt::format(
+        "job {}: rw=trim needs the block interface (--set interface=block): a ZNS namespace has "
+        "no deallocate (zones are emptied by a reset)",
+        job.name)};
+  }
+  if (!zns && job.kind == JobKind::kAppend) {
+    return Error{fmt::format(
+        "job {}: rw=append needs the zns interface: a block device has no Zone Append", job.name)};
+  }
+  if (job.block_size_bytes % info.lba_size_bytes != 0) {
+    return Error{fmt::format("job {}: bs {} is not a multiple of the LBA size {}", job.name,
+                             job.block_size_bytes, info.lba_size_bytes)};
+  }
+  if (job.block_size_bytes / info.lba_size_bytes > info.zone_capacity_lbas) {
+    return Error{fmt::format("job {}: bs is larger than a zone's capacity", job.name)};
+  }
+  if (job.kind == JobKind::kAppend && job.block_size_bytes / info.lba_size_bytes > info.zasl_lbas) {
+    return Error{fmt::format("job {}: bs {} exceeds the zone append size limit ({} bytes)",
+                             job.name, job.block_size_bytes, info.zasl_lbas * info.lba_size_bytes)};
+  }
+  if (is_management(job.kind) && job.kind != JobKind::kReset && job.block_size_bytes == 0) {
+    return Error{fmt::format("job {}: bs must be at least one LBA: a {} writes bs bytes first",
+                             job.name, kind)};
+  }
+  if (job.kind == JobKind::kSoftfinish &&
+      (job.softfinish_chunk_bytes == 0 || job.softfinish_chunk_bytes % info.lba_size_bytes != 0)) {
+    return Error{fmt::format("job {}: softfinish chunk {} is not a multiple of the LBA size {}",
+                             job.name, job.softfinish_chunk_bytes, info.lba_size_bytes)};
+  }
+  return {};
+}
+
+// How much and how long: size, runtime, pace, the bandwidth log, clones.
+Outcome check_amounts(const JobSpec& job, const DeviceInfo& info) {
+  auto [first, last] = zone_range(job, info);
+  uint64_t zones = last - first + 1;
+  uint64_t usable = zones * info.zone_capacity_lbas * info.lba_size_bytes;
+  constexpr uint64_t kPassesMax = kJobSizePercentMax / 100;
+  if (job.size_bytes / kPassesMax > usable) {
+    return Error{fmt::format(
+        "job {}: size {} is above the limit of {} passes over its zones ({} for zones {}-{}); "
+        "lower size or give a runtime",
+        job.name, format_size(job.size_bytes), kPassesMax, format_size(usable * kPassesMax), first,
+        last)};
+  }
+  if (job.runtime_ns > kJobRuntimeMaxNs) {
+    return Error{fmt::format("job {}: runtime {} is above the limit of 3600s", job.name,
+                             format_time(job.runtime_ns))};
+  }
+  if (job.time_based && job.runtime_ns == 0) {
+    return Error{fmt::format("job {}: time_based needs a runtime", job.name)};
+  }
+  if (!(job.rate_iops >= 0) || !std::isfinite(job.rate_iops)) {
+    return Error{fmt::format("job {}: rate_iops {} is not a rate of 0 or more ops/s", job.name,
+                             job.rate_iops)};
+  }
+  if (job.rwmixread_percent > 100 || (job.kb_base != 1024 && job.kb_base != 1000)) {
+    return Error{fmt::format("job {}: rwmixread above 100% or kb_base not 1024 or 1000", job.name)};
+  }
+  uint64_t log_entries = job.log_interval_ns == 0
+                             ? 0
+                             : (job.runtime_ns + job.log_interval_ns - 1) / job.log_interval_ns;
+  if (log_entries > kBwLogEntriesMax) {
+    return Error{fmt::format(
+        "job {}: log_interval {} over runtime {} makes {} entries, above the limit of {}; use a "
+        "log_interval of at least {}",
+        job.name, format_time(job.log_interval_ns), format_time(job.runtime_ns), log_entries,
+        kBwLogEntriesMax, format_time((job.runtime_ns + kBwLogEntriesMax - 1) / kBwLogEntriesMax))};
+  }
+  bool splits = splits_zones(job.kind) && job.kind != JobKind::kRead;
+  if (splits && job.numjobs > zones) {
+    return Error{fmt::format("job {}: numjobs {} needs at least as many zones (range has {})",
+                             job.name, job.numjobs, zones)};
+  }
+  return {};
+}
+
+}  // namespace
+
 Outcome check_jobs(const std::vector<JobSpec>& jobs, const DeviceInfo& info) {
+  uint64_t inflight = 0;
   for (const auto& job : jobs) {
-    auto [first, last] = zone_range(job, info);
-    if (last >= info.zone_count) {
-      return Error{fmt::format("job {}: zones {}-{} outside the device's {} zones (0-{})", job.name,
-                               first, last, info.zone_count, info.zone_count - 1)};
+    for (auto check : {check_placement, check_kind, check_amounts}) {
+      auto checked = check(job, info);
+      if (!checked) return checked;
     }
-    if (job.block_size_bytes % info.lba_size_bytes != 0) {
-      return Error{fmt::format("job {}: bs {} is not a multiple of the LBA size {}", job.name,
-                               job.block_size_bytes, info.lba_size_bytes)};
+    inflight += uint64_t{job.iodepth} * job.numjobs;
+    if (inflight > kRunInflightMax) {
+      return Error{fmt::format(
+          "job {}: iodepth x numjobs over the jobs comes to {}, above the limit of {} commands in "
+          "flight",
+          job.name, inflight, kRunInflightMax)};
     }
-    if (job.block_size_bytes / info.lba_size_bytes > info.zone_capacity_lbas) {
-      return Error{fmt::format("job {}: bs is larger than a zone's capacity", job.name)};
+  }
+  return {};
+}
+
+namespace {
+
+// Zones a group of jobs that run together adds to the device's active
+// zones: a zone writer's clone keeps one (none if its first zone is active
+// already); a finish or softfinish clone writes up to iodepth zones at once.
+uint64_t zones_to_activate(const JobSpec& job, const Device& device) {
+  const DeviceInfo& info = device.info();
+  auto [first, last] = zone_range(job, info);
+  uint64_t added = 0;
+  for (uint32_t k = 0; k < job.numjobs && first + k <= last; ++k) {
+    if (is_zone_writer(job.kind)) {
+      added += zone_is_active(device.zone(first + k).state) ? 0 : 1;
+    } else if (job.kind == JobKind::kFinish || job.kind == JobKind::kSoftfinish) {
+      added += job.iodepth;
     }
-    if (job.kind == JobKind::kAppend &&
-        job.block_size_bytes / info.lba_size_bytes > info.zasl_lbas) {
-      return Error{fmt::format("job {}: bs {} exceeds the zone append size limit ({} bytes)",
-                               job.name, job.block_size_bytes,
-                               info.zasl_lbas * info.lba_size_bytes)};
+  }
+  return added;
+}
+
+Outcome check_zone_limits(const std::vector<JobSpec>& jobs, const Device& device) {
+  const DeviceInfo& info = device.info();
+  uint64_t active = 0;
+  uint64_t explicitly_open = 0;
+  for (uint32_t z = 0; z < info.zone_count; ++z) {
+    ZoneState state = device.zone(z).state;
+    active += zone_is_active(state) ? 1 : 0;
+    explicitly_open += state == ZoneState::kExplicitlyOpened ? 1 : 0;
+  }
+  uint64_t added = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].stonewall) added = 0;  // a new group, on the state before the run
+    added += zones_to_activate(jobs[j], device);
+    if (info.max_active != 0 && active + added > info.max_active) {
+      return Error{fmt::format(
+          "job {}: its writers{} would keep {} more zones active beside the {} active now, above "
+          "the device's limit of {} active zones (zns.max_active); lower numjobs",
+          jobs[j].name, added > zones_to_activate(jobs[j], device) ? " and those beside it" : "",
+          added, active, info.max_active)};
     }
-    bool manages = is_management(job.kind);
-    if (manages && job.kind != JobKind::kReset && job.block_size_bytes == 0) {
-      return Error{fmt::format("job {}: bs must be at least one LBA: a {} writes bs bytes first",
-                               job.name, job_kind_name(job.kind))};
+    if (info.max_open != 0 && added > 0 && explicitly_open >= info.max_open) {
+      return Error{fmt::format(
+          "job {}: its writers must open a zone, and all {} open zones the device allows "
+          "(zns.max_open) are explicitly opened; close some first",
+          jobs[j].name, info.max_open)};
     }
-    if (job.kind == JobKind::kSoftfinish &&
-        (job.softfinish_chunk_bytes == 0 ||
-         job.softfinish_chunk_bytes % info.lba_size_bytes != 0)) {
-      return Error{fmt::format("job {}: softfinish chunk {} is not a multiple of the LBA size {}",
-                               job.name, job.softfinish_chunk_bytes, info.lba_size_bytes)};
-    }
-    if (!(job.rate_iops >= 0) || !std::isfinite(job.rate_iops)) {
-      return Error{fmt::format("job {}: rate_iops {} is not a rate of 0 or more ops/s", job.name,
-                               job.rate_iops)};
-    }
-    bool writes = job.kind == JobKind::kWrite || job.kind == JobKind::kAppend;
-    uint64_t zones = last - first + 1;
-    if ((writes || manages) && job.numjobs > zones) {
-      return Error{fmt::format("job {}: numjobs {} needs at least as many zones (range has {})",
-                               job.name, job.numjobs, zones)};
-    }
-    if (uint64_t(job.iodepth) * job.numjobs > (1u << 20)) {
-      return Error{fmt::format("job {}: iodepth x numjobs is above 1048576", job.name)};
+  }
+  return {};
+}
+
+}  // namespace
+
+Outcome check_jobs_on_device(const std::vector<JobSpec>& jobs, const Device& device) {
+  auto limits = check_zone_limits(jobs, device);
+  if (!limits) return limits;
+  for (const auto& job : jobs) {
+    if (job.rate_bytes_per_s == 0 || job.runtime_ns != 0) continue;
+    // A paced job without a runtime ends when its bytes are done.
+    __extension__ typedef unsigned __int128 Wide;
+    Wide paced_ns =
+        static_cast<Wide>(job_target_bytes(job, device)) * 1'000'000'000 / job.rate_bytes_per_s;
+    if (paced_ns >= kPacingHorizonNs) {
+      return Error{fmt::format(
+          "job {}: at rate {} its bytes take longer than the 146 years of virtual time the "
+          "runner counts; raise rate, lower size or give a runtime",
+          job.name, format_rate(job.rate_bytes_per_s))};
     }
   }
   return {};
@@ -588,6 +880,7 @@ RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& j
       result.spec = jobs[j];
       result.start_ns = now;
       result.end_ns = now;
+      result.bw_log_interval_ns = jobs[j].log_interval_ns;
       uint64_t target = job_target_bytes(jobs[j], device);
       for (uint32_t k = 0; k < jobs[j].numjobs; ++k) {
         auto clone = std::make_unique<Clone>();

@@ -14,6 +14,16 @@
 // zones, or with a runtime runs until it ends (running out of zones first is
 // an error). A job with a runtime and count_within_runtime measures a
 // window: what completes after it is late.
+//
+// randwrite and randrw visit the bs-sized blocks of each clone's zones in a
+// random order, each block once per pass (fio's random map), a new order
+// each pass; randrw makes each op a read with probability rwmixread %.
+// trim deallocates each clone's zones in order, bs at a time.
+//
+// A bandwidth log (log_interval) has at most kBwLogEntriesMax entries:
+// check_jobs refuses a runtime that would need more, and a job without a
+// runtime that runs past them doubles its interval, merging entries in
+// pairs (JobResult::bw_log_interval_ns says which interval the log has).
 #pragma once
 
 #include <array>
@@ -44,11 +54,23 @@ struct JobResult {
   // means the job could not be planned (e.g. nothing to read).
   Status first_status = Status::kSuccess;
   std::string first_error;  // "ZONE_INVALID_WRITE at LBA 123 (write)"
-  // With spec.log_interval_ns: bytes completed in each interval from start_ns.
+  // With spec.log_interval_ns: bytes completed in each interval of
+  // bw_log_interval_ns from start_ns (the spec's interval, or a multiple of
+  // it when the log would have grown past kBwLogEntriesMax).
   std::vector<uint64_t> bw_log;
+  uint64_t bw_log_interval_ns = 0;
   // With spec.runtime_ns: operations that completed after the runtime. They
   // count in ops, bytes and latency too, unless spec.count_within_runtime.
   uint64_t late_ops = 0;
+  // randrw: the reads and the writes apart (ops, bytes and latency_ns above
+  // count both).
+  struct Direction {
+    uint64_t ops = 0;
+    uint64_t bytes = 0;
+    Histogram latency_ns;
+  };
+  Direction reads;
+  Direction writes;
 
   double seconds() const {
     return end_ns > start_ns ? static_cast<double>(end_ns - start_ns) / 1e9 : 0.0;
@@ -72,9 +94,17 @@ struct RunResult {
 // Called now and then during a run with the commands completed so far.
 using ProgressFn = std::function<void(uint64_t virtual_ns, uint64_t commands)>;
 
-// Checks jobs against the device before anything runs (zone ranges, block
-// sizes); the message names the job and the option.
+// Checks jobs against the device before anything runs (zone ranges and
+// offsets, block sizes, the interface a kind needs, sizes, logs and the
+// commands in flight within their limits); the message names the job, the
+// option and the limit.
 Outcome check_jobs(const std::vector<JobSpec>& jobs, const DeviceInfo& info);
+// Checks what depends on the device's present state, so that a run is not
+// refused halfway: the zones writers keep active and open, beside those
+// already active, within zns.max_active and zns.max_open (each group of
+// jobs that runs together against the state before the run), and a
+// rate-limited job's pace within the virtual time the runner can count.
+Outcome check_jobs_on_device(const std::vector<JobSpec>& jobs, const Device& device);
 
 // Runs the simulation until nothing is left to do; run_jobs calls it after
 // starting each group of jobs. By default sim.run() (virtual time); the

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include "common/rng.h"
+#include "conv/conv_device.h"
 #include "sim/realtime.h"
 #include "zns/zns_device.h"
 
@@ -29,6 +31,29 @@ struct Rig {
   }
   Simulator sim;
   std::unique_ptr<ZnsDevice> device;
+};
+
+// A conventional SSD on a small flash (the block interface): 2 planes of 32
+// blocks of 16 pages of 4 LBAs, zones of 256 KiB.
+struct BlockRig {
+  BlockRig() {
+    Config config = default_config();
+    for (const char* kv :
+         {"interface=block", "store.backing=none", "flash.channels=1", "flash.dies_per_channel=1",
+          "flash.planes_per_die=2", "flash.blocks_per_plane=32", "flash.pages_per_block=16",
+          "flash.page_size=16KiB", "host.lba_size=4KiB", "zns.zone_capacity=256KiB",
+          "block.overprovisioning=25%"}) {
+      EXPECT_TRUE(apply_override(config, kv).ok()) << kv;
+    }
+    device = std::move(make_conv_device(config, sim)).value();
+  }
+  RunResult run(const std::vector<JobSpec>& jobs, Device* through = nullptr) {
+    auto checked = check_jobs(jobs, device->info());
+    EXPECT_TRUE(checked.ok()) << checked.error();
+    return run_jobs(through != nullptr ? *through : *device, sim, jobs, 1);
+  }
+  Simulator sim;
+  std::unique_ptr<ConvDevice> device;
 };
 
 JobSpec job(JobKind kind, uint64_t bs, uint32_t iodepth) {
@@ -488,6 +513,236 @@ TEST(Runner, CheckJobsRejectsBadManagementJobsAndRates) {
   // Job files name only the data kinds.
   EXPECT_FALSE(job_kind_from_name("finish").has_value());
   EXPECT_EQ(job_kind_name(JobKind::kSoftfinish), "softfinish");
+}
+
+// --- fio's kinds, offsets and bounds ----------------------------------------
+
+TEST(Runner, RandWriteVisitsEveryBlockOncePerPassInARandomOrder) {
+  BlockRig rig;
+  Spy spy(*rig.device, rig.sim);
+  JobSpec w = job(JobKind::kRandWrite, 16 << 10, 4);
+  w.zones = {{0, 3}};
+  w.size_percent = 200;  // two passes
+  RunResult run = rig.run({w}, &spy);
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  uint64_t blocks = 4 * (256 << 10) / (16 << 10);
+  ASSERT_EQ(spy.seen.size(), 2 * blocks);
+  std::map<uint64_t, int> first_pass;
+  std::map<uint64_t, int> both;
+  bool in_order = true;
+  for (size_t i = 0; i < spy.seen.size(); ++i) {
+    EXPECT_EQ(spy.seen[i].opcode, Opcode::kWrite);
+    EXPECT_EQ(spy.seen[i].slba % 4, 0u);  // bs-aligned
+    EXPECT_LT(spy.seen[i].slba, 4u * 64u);
+    if (i < blocks) ++first_pass[spy.seen[i].slba];
+    ++both[spy.seen[i].slba];
+    if (i > 0 && i < blocks && spy.seen[i].slba < spy.seen[i - 1].slba) in_order = false;
+  }
+  EXPECT_EQ(first_pass.size(), blocks);
+  for (const auto& [lba, count] : both) EXPECT_EQ(count, 2) << lba;
+  EXPECT_FALSE(in_order);
+}
+
+TEST(Runner, RandRwReadsRwmixreadPercentAndCountsEachDirection) {
+  BlockRig rig;
+  JobSpec w = job(JobKind::kRandRw, 4096, 2);
+  w.rwmixread_percent = 70;
+  w.size_bytes = 4 << 20;
+  RunResult run = rig.run({w});
+  const JobResult& r = run.jobs[0];
+  ASSERT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.reads.ops + r.writes.ops, r.ops);
+  EXPECT_EQ(r.reads.bytes + r.writes.bytes, r.bytes);
+  double read_share = static_cast<double>(r.reads.ops) / static_cast<double>(r.ops);
+  EXPECT_NEAR(read_share, 0.70, 0.04);
+  EXPECT_EQ(rig.device->counters().host_write_bytes, r.writes.bytes);
+}
+
+TEST(Runner, TrimDeallocatesTheClonesZonesInOrder) {
+  BlockRig rig;
+  Spy spy(*rig.device, rig.sim);
+  JobSpec t = job(JobKind::kTrim, 64 << 10, 2);
+  t.zones = {{1, 2}};
+  RunResult run = rig.run({t}, &spy);
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  ASSERT_EQ(spy.seen.size(), 8u);  // two zones of 256 KiB, 64 KiB at a time
+  for (size_t i = 0; i < spy.seen.size(); ++i) {
+    EXPECT_EQ(spy.seen[i].opcode, Opcode::kDeallocate);
+    EXPECT_EQ(spy.seen[i].slba, 64 + 16 * i);
+  }
+  EXPECT_EQ(run.jobs[0].bytes, 512u << 10);
+}
+
+TEST(Runner, BlockOnlyKindsAreRefusedOnZnsAndAppendOnBlock) {
+  Rig zns;
+  BlockRig block;
+  for (JobKind kind : {JobKind::kRandWrite, JobKind::kRandRw, JobKind::kTrim}) {
+    auto checked = check_jobs({job(kind, 4096, 1)}, zns.device->info());
+    ASSERT_FALSE(checked.ok()) << job_kind_name(kind);
+    EXPECT_NE(checked.error().find("interface=block"), std::string::npos) << checked.error();
+    EXPECT_TRUE(check_jobs({job(kind, 4096, 1)}, block.device->info()).ok());
+  }
+  auto append = check_jobs({job(JobKind::kAppend, 4096, 1)}, block.device->info());
+  ASSERT_FALSE(append.ok());
+  EXPECT_NE(append.error().find("Zone Append"), std::string::npos) << append.error();
+}
+
+TEST(Runner, AnOffsetStartsTheJobThatManyZonesIntoItsRange) {
+  Rig rig;
+  JobSpec w = job(JobKind::kWrite, 1 << 20, 2);
+  w.zones = {{2, 9}};
+  w.offset_bytes = 2 * rig.device->info().zone_size_lbas * 4096;
+  w.size_bytes = 4 << 20;
+  RunResult run = rig.run({w});
+  ASSERT_EQ(run.errors, 0u) << run.jobs[0].first_error;
+  EXPECT_EQ(rig.device->zone(3).wp_lba, rig.device->zone(3).start_lba);
+  EXPECT_EQ(rig.device->zone(4).wp_lba, rig.device->zone(4).start_lba + 1024);
+  JobSpec half = job(JobKind::kWrite, 1 << 20, 2);
+  half.zones = {{0, 7}};
+  half.offset_percent = 50;
+  half.size_bytes = 1 << 20;
+  rig.run({half});
+  EXPECT_EQ(rig.device->zone(4).wp_lba, rig.device->zone(4).start_lba + 1280);
+}
+
+TEST(Runner, OffsetsOffAZoneOrPastTheRangeAreRefused) {
+  Rig rig;
+  const DeviceInfo& info = rig.device->info();
+  JobSpec w = job(JobKind::kWrite, 4096, 1);
+  w.offset_bytes = 1 << 20;
+  auto unaligned = check_jobs({w}, info);
+  ASSERT_FALSE(unaligned.ok());
+  EXPECT_NE(unaligned.error().find("zone boundary"), std::string::npos) << unaligned.error();
+  w.zones = {{0, 1}};
+  w.offset_bytes = 2 * info.zone_size_lbas * info.lba_size_bytes;
+  EXPECT_FALSE(check_jobs({w}, info).ok());
+}
+
+TEST(Runner, ABandwidthLogPastItsLimitDoublesItsInterval) {
+  Rig rig;
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 4);
+  w.size_bytes = 64 << 20;
+  w.log_interval_ns = 1'000;  // 1 us over a run of about a tenth of a second
+  RunResult run = rig.run({w});
+  const JobResult& r = run.jobs[0];
+  ASSERT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_LE(r.bw_log.size(), kBwLogEntriesMax);
+  EXPECT_GT(r.bw_log_interval_ns, w.log_interval_ns);
+  EXPECT_EQ(r.bw_log_interval_ns % w.log_interval_ns, 0u);
+  uint64_t ratio = r.bw_log_interval_ns / w.log_interval_ns;
+  EXPECT_EQ(ratio & (ratio - 1), 0u);  // a power of two
+  uint64_t sum = 0;
+  for (uint64_t b : r.bw_log) sum += b;
+  EXPECT_EQ(sum, r.bytes);
+  EXPECT_EQ(r.bw_log.size(), (r.end_ns - r.start_ns) / r.bw_log_interval_ns + 1);
+}
+
+TEST(Runner, CheckJobsNamesTheLimitsOfRuntimeLogSizeAndCommandsInFlight) {
+  Rig rig;
+  const DeviceInfo& info = rig.device->info();
+  auto refused_with = [&](const JobSpec& j, const char* words) {
+    auto checked = check_jobs({j}, info);
+    ASSERT_FALSE(checked.ok()) << words;
+    EXPECT_NE(checked.error().find(words), std::string::npos) << checked.error();
+  };
+  JobSpec w = job(JobKind::kWrite, 4096, 1);
+  w.runtime_ns = kJobRuntimeMaxNs + 1;
+  refused_with(w, "3600s");
+  w.runtime_ns = 10'000'000'000;
+  w.log_interval_ns = 1'000;
+  refused_with(w, "limit of 100000");
+  w.log_interval_ns = 100'000;  // exactly the limit
+  EXPECT_TRUE(check_jobs({w}, info).ok());
+  JobSpec big = job(JobKind::kWrite, 4096, 1);
+  big.size_bytes = UINT64_MAX;
+  refused_with(big, "1000 passes");
+  JobSpec based = job(JobKind::kWrite, 4096, 1);
+  based.time_based = true;
+  refused_with(based, "time_based needs a runtime");
+  JobSpec deep = job(JobKind::kWrite, 4096, 65536);
+  deep.numjobs = 16;
+  deep.zones = {{0, 15}};
+  JobSpec deeper = deep;
+  deeper.zones = {{16, 31}};
+  auto checked = check_jobs({deep, deeper}, info);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().find("1048576"), std::string::npos) << checked.error();
+}
+
+TEST(Runner, TimeBasedRunsTheWholeRuntimeWhateverTheSize) {
+  Rig rig;
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 4);
+  w.size_bytes = 1 << 20;
+  w.runtime_ns = 100'000'000;
+  w.time_based = true;
+  RunResult run = rig.run({w});
+  EXPECT_GT(run.jobs[0].bytes, 1u << 20);
+  EXPECT_GE(run.end_ns - run.start_ns, w.runtime_ns);
+}
+
+void open_zone(Rig& rig, uint32_t zone) {
+  struct Sink final : CompletionSink {
+    void on_complete(Command&) override {}
+  } sink;
+  Command c;
+  c.opcode = Opcode::kZoneManagementSend;
+  c.action = ZoneAction::kOpen;
+  c.slba = rig.device->zone(zone).start_lba;
+  c.sink = &sink;
+  rig.device->submit(c);
+  rig.sim.run();
+  ASSERT_EQ(c.status, Status::kSuccess);
+}
+
+TEST(Runner, WritersBeyondTheActiveZoneLimitAreRefusedBeforeTheRun) {
+  Rig rig;  // small: max_active 14, max_open 12
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 1);
+  w.zones = {{0, 31}};
+  w.numjobs = 14;
+  EXPECT_TRUE(check_jobs_on_device({w}, *rig.device).ok());
+  w.numjobs = 15;
+  auto checked = check_jobs_on_device({w}, *rig.device);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().find("zns.max_active"), std::string::npos) << checked.error();
+  // Zones active already count; a writer whose first zone is one of them
+  // adds none.
+  open_zone(rig, 40);
+  open_zone(rig, 0);
+  w.numjobs = 14;
+  EXPECT_FALSE(check_jobs_on_device({w}, *rig.device).ok());
+  w.numjobs = 13;
+  EXPECT_TRUE(check_jobs_on_device({w}, *rig.device).ok());
+  // Two groups run one after the other: each counts on its own.
+  JobSpec later = w;
+  later.stonewall = true;
+  EXPECT_TRUE(check_jobs_on_device({w, later}, *rig.device).ok());
+  later.stonewall = false;
+  EXPECT_FALSE(check_jobs_on_device({w, later}, *rig.device).ok());
+}
+
+TEST(Runner, WritersAreRefusedWhenEveryOpenZoneIsExplicitlyOpen) {
+  Rig rig;
+  for (uint32_t z = 30; z < 42; ++z) open_zone(rig, z);
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 1);
+  w.zones = {{0, 3}};
+  auto checked = check_jobs_on_device({w}, *rig.device);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().find("zns.max_open"), std::string::npos) << checked.error();
+  JobSpec r = job(JobKind::kRead, 64 << 10, 1);
+  r.zones = {{30, 31}};
+  EXPECT_TRUE(check_jobs_on_device({r}, *rig.device).ok());
+}
+
+TEST(Runner, APaceTheRunnerCannotCountIsRefused) {
+  Rig rig;
+  JobSpec w = job(JobKind::kWrite, 64 << 10, 1);
+  w.size_bytes = 8ULL << 30;
+  w.rate_bytes_per_s = 1;
+  auto checked = check_jobs_on_device({w}, *rig.device);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_NE(checked.error().find("146 years"), std::string::npos) << checked.error();
+  w.runtime_ns = 1'000'000'000;  // a runtime ends it
+  EXPECT_TRUE(check_jobs_on_device({w}, *rig.device).ok());
 }
 
 // The same jobs through the real-time driver, with the engine running in
