@@ -3,7 +3,6 @@
 #include "stack/stack.h"
 
 #include <fmt/format.h>
-
 #include <sys/resource.h>
 
 #include <atomic>
