@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
 # Installs the Debian packages zonelab builds and tests with, when any is missing.
+# docs/dependencies.md lists every command `make test` and `make demo` run and
+# the package each comes from; keep the two in step.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config python3 util-linux
+  # compilers and build tools: c++/g++ (with ThreadSanitizer's runtime), ar,
+  # cmake and ctest, ninja, pkg-config
+  build-essential cmake ninja-build pkg-config
+  # the format check lists the sources with git and checks them with clang-format
+  git clang-format
+  # the C++ libraries zonelab links
   libgtest-dev libbenchmark-dev libfmt-dev
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev
-  clang clang-format libclang-rt-14-dev
+  # the Python tests, and `make plot-deps`: python3 -m venv, then pip inside
+  # the venv fetching the plotting packages over HTTPS
+  python3 python3-venv ca-certificates
+  # flock (cli_test.sh) and taskset (make bench)
+  util-linux
+  # `make fuzz`: libFuzzer with address and undefined-behaviour sanitizers
+  clang libclang-rt-14-dev
+  # the RocksDB plugin and db_bench runs on the zoned file system (RocksDB 7.8.3)
+  librocksdb-dev rocksdb-tools
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end checks of the `zonelab` tool against docs/CONTRACT: exit codes,
+# End-to-end checks of the `zonelab` tool against the interface its users rely
+# on (docs/cli.md, docs/benchmarks.md, docs/image-format.md): exit codes,
 # persistence across processes, locking, JSON fields, determinism.
 # Prints one line per check and "N passed, N failed" at the end.
 set -uo pipefail
