@@ -21,9 +21,10 @@ bool TimerList::cancel(uint64_t id) {
   return true;
 }
 
-Clock::TimerFn TimerList::take_due(uint64_t now_ns) {
+Clock::TimerFn TimerList::take_due(uint64_t now_ns, uint64_t* id) {
   if (by_due_.empty() || by_due_.begin()->first.first > now_ns) return nullptr;
   auto first = by_due_.begin();
+  if (id != nullptr) *id = first->first.second;
   Clock::TimerFn fn = std::move(first->second);
   due_of_.erase(first->first.second);
   by_due_.erase(first);

@@ -27,7 +27,9 @@ class Clock {
   // Runs `fn` once, `delay_ns` of device time from now. Returns an id for
   // cancel().
   virtual uint64_t add_timer(uint64_t delay_ns, TimerFn fn) = 0;
-  // A timer not yet run never runs; one running finishes.
+  // The timer never runs after this returns: one not yet run is dropped;
+  // one running on another thread is waited for (a timer must not cancel
+  // itself).
   virtual void cancel(uint64_t id) = 0;
   // Runs the timers that are due (virtual time; nothing in real time, where
   // the timer thread does it).
@@ -42,8 +44,9 @@ class TimerList {
  public:
   uint64_t add(uint64_t due_ns, Clock::TimerFn fn);
   bool cancel(uint64_t id);
-  // The earliest timer due at or before `now_ns`, removed; or no function.
-  Clock::TimerFn take_due(uint64_t now_ns);
+  // The earliest timer due at or before `now_ns`, removed (its id in `id`
+  // when not null); or no function.
+  Clock::TimerFn take_due(uint64_t now_ns, uint64_t* id = nullptr);
   // UINT64_MAX when there is none.
   uint64_t next_due_ns() const;
   bool empty() const { return by_due_.empty(); }

@@ -4,6 +4,11 @@
 namespace zonelab {
 
 void ImageJournal::append(const CommandRecord& record) {
+  if (cut_at_ && recorded() >= *cut_at_ && !image_.frozen()) {
+    image_.freeze();
+    cut_();
+  }
+  recorded_.fetch_add(1, std::memory_order_acq_rel);
   if (image_.journal_append(encode_command_record(record))) return;
   // No room: the state saved now holds this command too (the device took it
   // before telling us), and the journal starts empty after it.

@@ -5,7 +5,9 @@
 // state instead (a checkpoint), which also holds the command at hand.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "controller/modeled_device.h"
@@ -42,6 +44,16 @@ class ImageJournal final : public CommandLog {
   const std::string& error() const { return error_; }
   uint64_t checkpoints() const { return checkpoints_; }
 
+  // Records taken since the image was opened.
+  uint64_t recorded() const { return recorded_.load(std::memory_order_acquire); }
+  // Test hook: the power goes when `records` records have been taken: the
+  // next one (and everything after) never reaches the image, and `cut` is
+  // called -- on the thread that runs the device, inside the command.
+  void cut_after(uint64_t records, std::function<void()> cut) {
+    cut_at_ = records;
+    cut_ = std::move(cut);
+  }
+
  private:
   void append(const CommandRecord& record);
   void fail(const std::string& what);
@@ -54,6 +66,9 @@ class ImageJournal final : public CommandLog {
   std::string error_;
   uint64_t checkpoints_ = 0;
   bool lazy_ = false;
+  std::atomic<uint64_t> recorded_{0};
+  std::optional<uint64_t> cut_at_;
+  std::function<void()> cut_;
 };
 
 }  // namespace zonelab

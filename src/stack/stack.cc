@@ -24,8 +24,9 @@ namespace {
 
 class VirtualBlocking final : public BlockingDevice, private CompletionSink {
  public:
-  VirtualBlocking(Device& top, Simulator& sim, const std::atomic<bool>& refusing)
-      : top_(top), sim_(sim), refusing_(refusing) {}
+  VirtualBlocking(Device& top, Simulator& sim, const std::atomic<bool>& refusing,
+                  const std::atomic<bool>& powered_off)
+      : top_(top), sim_(sim), refusing_(refusing), powered_off_(powered_off) {}
 
   bool submit_wait(Command& command) override {
     if (refusing_) return false;
@@ -38,7 +39,8 @@ class VirtualBlocking final : public BlockingDevice, private CompletionSink {
     while (!done_) ZL_ASSERT(sim_.step());
     command.sink = nullptr;
     busy_ = false;
-    return true;
+    // A completion after a power cut never reached the host.
+    return !powered_off_;
   }
 
   const DeviceInfo& info() const override { return top_.info(); }
@@ -49,6 +51,7 @@ class VirtualBlocking final : public BlockingDevice, private CompletionSink {
   Device& top_;
   Simulator& sim_;
   const std::atomic<bool>& refusing_;
+  const std::atomic<bool>& powered_off_;
   bool busy_ = false;
   bool done_ = false;
 };
@@ -78,15 +81,19 @@ class VirtualClock final : public Clock {
 class RealtimeBlocking final : public BlockingDevice {
  public:
   RealtimeBlocking(RealtimeDriver& driver, const DeviceInfo& info,
-                   const std::atomic<bool>& refusing)
-      : driver_(driver), info_(info), refusing_(refusing) {}
-  bool submit_wait(Command& command) override { return !refusing_ && driver_.submit_sync(command); }
+                   const std::atomic<bool>& refusing, const std::atomic<bool>& powered_off)
+      : driver_(driver), info_(info), refusing_(refusing), powered_off_(powered_off) {}
+  bool submit_wait(Command& command) override {
+    // A completion after a power cut never reached the host.
+    return !refusing_ && driver_.submit_sync(command) && !powered_off_;
+  }
   const DeviceInfo& info() const override { return info_; }
 
  private:
   RealtimeDriver& driver_;
   const DeviceInfo& info_;
   const std::atomic<bool>& refusing_;
+  const std::atomic<bool>& powered_off_;
 };
 
 // Timers on a thread of their own, in device time as the driver maps the
@@ -116,8 +123,10 @@ class WallClock final : public Clock {
     return id;
   }
   void cancel(uint64_t id) override {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     timers_.cancel(id);
+    if (std::this_thread::get_id() == thread_.get_id()) return;
+    done_.wait(lock, [&] { return running_ != id; });
   }
   void poll() override {}
 
@@ -125,10 +134,12 @@ class WallClock final : public Clock {
   void run() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-      if (TimerFn fn = timers_.take_due(now_ns())) {
+      if (TimerFn fn = timers_.take_due(now_ns(), &running_)) {
         lock.unlock();
         fn();
         lock.lock();
+        running_ = 0;
+        done_.notify_all();
         continue;
       }
       uint64_t due = timers_.next_due_ns();
@@ -144,7 +155,9 @@ class WallClock final : public Clock {
   const RealtimeDriver& driver_;
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable done_;  // the running timer finished
   TimerList timers_;
+  uint64_t running_ = 0;  // the id of the timer running, or 0
   bool stopping_ = false;
   std::thread thread_;
 };
@@ -172,7 +185,8 @@ Result<std::unique_ptr<Stack>> Stack::assemble(std::unique_ptr<Stack> stack, con
   if (!top) return Error{top.error()};
   stack->top_ = *top;
   stack->scheduler_ = host.scheduler;
-  stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->refusing_);
+  stack->io_ = std::make_unique<VirtualBlocking>(*stack->top_, stack->sim_, stack->refusing_,
+                                                 stack->powered_off_);
   stack->clock_ = std::make_unique<VirtualClock>(stack->sim_);
   if (options.realtime) {
     Outcome started = stack->start_realtime(options.realtime_options);
@@ -187,7 +201,7 @@ Outcome Stack::start_realtime(const RealtimeOptions& options) {
   if (!checked) return checked;
   realtime_ = std::make_unique<RealtimeDriver>(*top_, sim_, options);
   realtime_->start();
-  io_ = std::make_unique<RealtimeBlocking>(*realtime_, device_->info(), refusing_);
+  io_ = std::make_unique<RealtimeBlocking>(*realtime_, device_->info(), refusing_, powered_off_);
   clock_ = std::make_unique<WallClock>(*realtime_);
   return {};
 }
@@ -285,7 +299,7 @@ Outcome Stack::replay_journal() {
     }
     // The device itself, not the scheduler: the records are in the order
     // the device took the commands.
-    VirtualBlocking replay(*device_, sim_, refusing_);
+    VirtualBlocking replay(*device_, sim_, refusing_, powered_off_);
     replay.submit_wait(command);
     sim_.run();
     if (command.status != Status::kSuccess) {
@@ -303,6 +317,36 @@ Outcome Stack::replay_journal() {
                   replayed_));
   return {};
 }
+
+void Stack::power_cut() {
+  auto cut = [this] {
+    powered_off_ = true;
+    refusing_ = true;
+    if (image_ != nullptr) image_->freeze();
+  };
+  if (realtime_ != nullptr) {
+    realtime_->with_device(cut);
+  } else {
+    cut();
+  }
+}
+
+void Stack::power_cut_after(uint64_t records) {
+  ZL_ASSERT(journal_ != nullptr && "a power cut needs a writable image");
+  auto set = [&] {
+    journal_->cut_after(journal_->recorded() + records, [this] {
+      powered_off_ = true;
+      refusing_ = true;
+    });
+  };
+  if (realtime_ != nullptr) {
+    realtime_->with_device(set);
+  } else {
+    set();
+  }
+}
+
+uint64_t Stack::commands_recorded() const { return journal_ != nullptr ? journal_->recorded() : 0; }
 
 void Stack::defer_durability() {
   if (journal_ != nullptr) journal_->set_lazy(true);

@@ -127,6 +127,23 @@ class Stack {
 
   // Saves the device's state into the image now (a checkpoint).
   Outcome checkpoint();
+
+  // Test hooks: a power cut. From the cut on nothing reaches the image
+  // file -- no journal record, data, discard or save -- so it stays as a
+  // drive with power-loss protection would be after a power cut at that
+  // instant (open it again to power back on); commands in flight are
+  // dropped: their callers (submit_wait) see a failure, as does any later
+  // command. The device's state in memory is left as it was.
+  //   power_cut(): now (any thread).
+  //   power_cut_after(n): when the device takes its n+1-th state-changing
+  //     command from now, inside that command -- an instant between two
+  //     commands, chosen by count, so that a test can try each one in turn.
+  void power_cut();
+  void power_cut_after(uint64_t records);
+  bool powered_off() const { return powered_off_; }
+  // State-changing commands recorded in the image's journal since it was
+  // opened (0 without a writable image).
+  uint64_t commands_recorded() const;
   // For a caller that reports completions only when it is done (a
   // benchmark): a completion no longer waits for its journal record to be
   // written; records go in batches, before any data is destroyed, and all of
@@ -169,6 +186,7 @@ class Stack {
   bool closed_ = false;
   // No command is taken: closed, or the journal failed.
   std::atomic<bool> refusing_{false};
+  std::atomic<bool> powered_off_{false};
 };
 
 }  // namespace zonelab

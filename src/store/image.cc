@@ -760,18 +760,20 @@ class FileBacking final : public Backing {
   // are skipped. A read-only image takes neither (a journal replayed in
   // memory only).
   FileBacking(int fd, uint64_t data_offset_bytes, uint64_t data_bytes, uint64_t lba_size_bytes,
-              std::string* error, const bool* replaying, bool read_only)
+              std::string* error, const bool* replaying, const bool* frozen, bool read_only)
       : fd_(fd),
         data_offset_bytes_(data_offset_bytes),
         data_lbas_(data_bytes / lba_size_bytes),
         lba_size_bytes_(lba_size_bytes),
         error_(error),
         replaying_(replaying),
+        frozen_(frozen),
         read_only_(read_only) {}
 
   bool stores_data() const override { return true; }
 
   bool write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
+    if (*frozen_) return true;
     if (*replaying_ || read_only_) return !read_only_ || *replaying_;
     if (!in_range("write", lba, nlb)) return false;
     if (data == nullptr) return zero_range(lba, nlb);
@@ -797,7 +799,7 @@ class FileBacking final : public Backing {
   // wrote over a zone the journal resets. A discard skipped leaves old data
   // above a write pointer, which nothing reads.
   void discard(uint64_t lba, uint64_t nlb) override {
-    if (read_only_ || *replaying_) return;
+    if (read_only_ || *replaying_ || *frozen_) return;
     if (in_range("discard", lba, nlb)) zero_range(lba, nlb);
   }
 
@@ -853,6 +855,7 @@ class FileBacking final : public Backing {
   uint64_t lba_size_bytes_;
   std::string* error_;
   const bool* replaying_;
+  const bool* frozen_;
   bool read_only_;
 };
 
@@ -860,7 +863,7 @@ class FileBacking final : public Backing {
 
 Image::~Image() {
   if (fd_ < 0) return;
-  if (!read_only()) (void)journal_flush();
+  if (!read_only() && !frozen_) (void)journal_flush();
   ::flock(fd_, LOCK_UN);
   ::close(fd_);
 }
@@ -972,6 +975,7 @@ Outcome Image::write_at_checked(const uint8_t* data, uint64_t size, uint64_t off
 Outcome Image::save(const ImageState& state) {
   ZL_ASSERT(fd_ >= 0);
   if (read_only()) return Error{fmt::format("{}: not saved: opened read-only", path_)};
+  if (frozen_) return Error{fmt::format("{}: not saved: the power is cut", path_)};
   if (sequence_ == UINT64_MAX) return Error{fmt::format("{}: sequence numbers exhausted", path_)};
   JournalPlace journal{journal_offset_, journal_bytes_};
   auto slot = encode_slot_checked(state, sequence_ + 1, journal);
@@ -1031,6 +1035,7 @@ Outcome Image::add_journal() {
 bool Image::journal_append(const std::vector<uint8_t>& record) {
   ZL_ASSERT(has_journal() && !read_only());
   ZL_ASSERT(record.size() <= kJournalRecordBytesMax);
+  if (frozen_) return true;  // the power is cut: nothing reaches the file
   uint64_t bytes = kJournalRecordHeaderBytes + record.size() + kJournalRecordTrailerBytes;
   if (journal_used_ + bytes > journal_bytes_) return false;
   std::vector<uint8_t> framed = journal_record(sequence_, journal_count_, record);
@@ -1041,7 +1046,7 @@ bool Image::journal_append(const std::vector<uint8_t>& record) {
 }
 
 Outcome Image::journal_flush() {
-  if (journal_buffer_.empty()) return {};
+  if (journal_buffer_.empty() || frozen_) return {};
   ZL_ASSERT(journal_flushed_ + journal_buffer_.size() == journal_used_);
   Outcome written = write_at_checked(journal_buffer_.data(), journal_buffer_.size(),
                                      journal_offset_ + journal_flushed_, "journal write");
@@ -1055,7 +1060,7 @@ std::unique_ptr<Backing> Image::file_backing(uint64_t lba_size_bytes) {
   ZL_ASSERT(fd_ >= 0);
   ZL_ASSERT(lba_size_bytes >= 512 && (lba_size_bytes & (lba_size_bytes - 1)) == 0);
   return std::make_unique<FileBacking>(fd_, data_offset_bytes_, data_bytes_, lba_size_bytes,
-                                       &data_error_, &replaying_, read_only());
+                                       &data_error_, &replaying_, &frozen_, read_only());
 }
 
 Result<ImageState> Image::decode(const uint8_t* data, size_t size,

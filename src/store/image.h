@@ -119,6 +119,12 @@ class Image {
   // While replaying the journal the data is already in place: the file
   // backing then ignores writes and discards.
   void set_replaying(bool replaying) { replaying_ = replaying; }
+  // Test hook (a power cut): from now on nothing reaches the file -- no
+  // journal record, data write, discard or save -- so the file stays as a
+  // process killed at this instant would leave it.
+  void freeze() { frozen_ = true; }
+  bool frozen() const { return frozen_; }
+
   // The latest I/O error of the file backing (what failed a command), or
   // empty.
   const std::string& data_error() const { return data_error_; }
@@ -162,6 +168,7 @@ class Image {
   std::string fallback_note_;
   std::string data_error_;
   bool replaying_ = false;
+  bool frozen_ = false;
   // The journal region and where the next record goes.
   uint64_t journal_offset_ = 0;
   uint64_t journal_bytes_ = 0;

@@ -1,0 +1,122 @@
+// See device_io.h.
+#include "fs/device_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace zonelab::fs {
+
+const char* write_cause_name(WriteCause cause) {
+  static constexpr const char* kNames[] = {"data", "padding", "meta", "gc"};
+  return kNames[static_cast<size_t>(cause)];
+}
+
+uint64_t DeviceCounters::written_bytes() const {
+  uint64_t total = 0;
+  for (const auto& b : write_bytes) total += b.load(std::memory_order_relaxed);
+  return total;
+}
+
+DeviceIo::DeviceIo(Stack& stack) : stack_(stack), info_(stack.info()) {}
+
+FsStatus DeviceIo::run(Command& command, IoKind kind, const char* what) {
+  if (!stack_.io().submit_wait(command)) {
+    return FsStatus(Code::kIoError, fmt::format("{} at LBA {}: the device takes no more commands",
+                                                what, command.slba));
+  }
+  counters_.commands[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(latency_mutex_);
+    latency_ns_[static_cast<size_t>(kind)].record(command.latency_ns());
+  }
+  if (command.status == Status::kSuccess) return {};
+  counters_.failed.fetch_add(1, std::memory_order_relaxed);
+  std::string why = stack_.data_error();
+  return FsStatus(Code::kIoError,
+                  fmt::format("{} at LBA {}: the device answered {}{}{}", what, command.slba,
+                              status_name(command.status), why.empty() ? "" : ": ", why));
+}
+
+FsStatus DeviceIo::write(uint64_t lba, const uint8_t* data, uint64_t blocks, WriteCause cause,
+                         uint64_t padding_bytes) {
+  ZL_ASSERT(padding_bytes < blocks * block_bytes() || blocks == 0);
+  const uint64_t chunk_blocks = kCommandBytesMax / block_bytes();
+  for (uint64_t done = 0; done < blocks;) {
+    uint64_t n = std::min(chunk_blocks, blocks - done);
+    Command c;
+    c.opcode = Opcode::kWrite;
+    c.slba = lba + done;
+    c.nlb = static_cast<uint32_t>(n);
+    c.data = const_cast<uint8_t*>(data + done * block_bytes());
+    if (FsStatus ok = run(c, IoKind::kWrite, "write"); !ok) return ok;
+    done += n;
+  }
+  uint64_t bytes = blocks * block_bytes();
+  counters_.write_bytes[static_cast<size_t>(cause)].fetch_add(bytes - padding_bytes,
+                                                              std::memory_order_relaxed);
+  counters_.write_bytes[static_cast<size_t>(WriteCause::kPadding)].fetch_add(
+      padding_bytes, std::memory_order_relaxed);
+  return {};
+}
+
+FsStatus DeviceIo::read(uint64_t lba, uint8_t* out, uint64_t blocks) {
+  const uint64_t chunk_blocks = kCommandBytesMax / block_bytes();
+  for (uint64_t done = 0; done < blocks;) {
+    uint64_t n = std::min(chunk_blocks, blocks - done);
+    Command c;
+    c.opcode = Opcode::kRead;
+    c.slba = lba + done;
+    c.nlb = static_cast<uint32_t>(n);
+    c.data = out + done * block_bytes();
+    if (FsStatus ok = run(c, IoKind::kRead, "read"); !ok) return ok;
+    done += n;
+  }
+  counters_.read_bytes.fetch_add(blocks * block_bytes(), std::memory_order_relaxed);
+  return {};
+}
+
+FsStatus DeviceIo::reset(uint32_t zone) {
+  Command c;
+  c.opcode = Opcode::kZoneManagementSend;
+  c.action = ZoneAction::kReset;
+  c.slba = zone_start(zone);
+  return run(c, IoKind::kReset, "zone reset");
+}
+
+FsStatus DeviceIo::finish(uint32_t zone) {
+  Command c;
+  c.opcode = Opcode::kZoneManagementSend;
+  c.action = ZoneAction::kFinish;
+  c.slba = zone_start(zone);
+  return run(c, IoKind::kFinish, "zone finish");
+}
+
+std::string DeviceIo::counters_json() const {
+  using Json = nlohmann::ordered_json;
+  static constexpr const char* kKinds[] = {"write", "read", "reset", "finish"};
+  Json written = Json::object();
+  for (size_t i = 0; i < kWriteCauseCount; ++i) {
+    written[write_cause_name(static_cast<WriteCause>(i))] =
+        counters_.write_bytes[i].load(std::memory_order_relaxed);
+  }
+  Json commands = Json::object();
+  std::lock_guard lock(latency_mutex_);
+  for (size_t i = 0; i < kIoKindCount; ++i) {
+    const Histogram& h = latency_ns_[i];
+    commands[kKinds[i]] = {{"count", counters_.commands[i].load(std::memory_order_relaxed)},
+                           {"latency_ns",
+                            {{"mean", h.mean()},
+                             {"p50", h.percentile(50)},
+                             {"p99", h.percentile(99)},
+                             {"max", h.max()}}}};
+  }
+  Json out = {{"written_bytes", written},
+              {"read_bytes", counters_.read_bytes.load(std::memory_order_relaxed)},
+              {"commands", commands},
+              {"failed", counters_.failed.load(std::memory_order_relaxed)}};
+  return out.dump();
+}
+
+}  // namespace zonelab::fs

@@ -1,0 +1,77 @@
+// The file system's view of the device: whole-block writes, reads, zone
+// resets and finishes through the stack's blocking interface (one command
+// at a time per caller; any number of callers in real time), and the zone
+// report through its thread-safe query. Every command the file system sends
+// is counted here by what it was for, with its modeled latency.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "common/histogram.h"
+#include "fs/status.h"
+#include "stack/stack.h"
+
+namespace zonelab::fs {
+
+// Why the file system wrote: the counters keep the bytes apart.
+enum class WriteCause : uint8_t { kData, kPadding, kMeta, kGc, kCount };
+inline constexpr size_t kWriteCauseCount = static_cast<size_t>(WriteCause::kCount);
+const char* write_cause_name(WriteCause cause);
+
+// The kinds of command the file system sends, for the latency histograms.
+enum class IoKind : uint8_t { kWrite, kRead, kReset, kFinish, kCount };
+inline constexpr size_t kIoKindCount = static_cast<size_t>(IoKind::kCount);
+
+struct DeviceCounters {
+  std::array<std::atomic<uint64_t>, kWriteCauseCount> write_bytes{};
+  std::atomic<uint64_t> read_bytes{0};
+  std::array<std::atomic<uint64_t>, kIoKindCount> commands{};
+  std::atomic<uint64_t> failed{0};  // commands the device answered with an error
+
+  // Every byte written, whatever the cause.
+  uint64_t written_bytes() const;
+};
+
+class DeviceIo {
+ public:
+  // At most this much in one write or read command.
+  static constexpr uint64_t kCommandBytesMax = 1 << 20;
+
+  explicit DeviceIo(Stack& stack);
+
+  uint64_t block_bytes() const { return info_.lba_size_bytes; }
+  uint32_t zone_count() const { return info_.zone_count; }
+  uint64_t zone_size_lbas() const { return info_.zone_size_lbas; }
+  uint64_t zone_capacity_lbas() const { return info_.zone_capacity_lbas; }
+  uint64_t zone_start(uint32_t zone) const { return uint64_t{zone} * info_.zone_size_lbas; }
+  uint32_t zone_of(uint64_t lba) const { return static_cast<uint32_t>(lba / info_.zone_size_lbas); }
+  const DeviceInfo& info() const { return info_; }
+
+  // Writes `blocks` blocks at `lba` (a zone's write pointer), in commands of
+  // at most kCommandBytesMax; `padding_bytes` of them are padding.
+  FsStatus write(uint64_t lba, const uint8_t* data, uint64_t blocks, WriteCause cause,
+                 uint64_t padding_bytes = 0);
+  FsStatus read(uint64_t lba, uint8_t* out, uint64_t blocks);
+  FsStatus reset(uint32_t zone);
+  FsStatus finish(uint32_t zone);
+  ZoneDescriptor zone(uint32_t zone) const { return stack_.zone(zone); }
+
+  const DeviceCounters& counters() const { return counters_; }
+  // Counters and latency percentiles as one JSON object.
+  std::string counters_json() const;
+  Stack& stack() { return stack_; }
+
+ private:
+  FsStatus run(Command& command, IoKind kind, const char* what);
+
+  Stack& stack_;
+  DeviceInfo info_;
+  DeviceCounters counters_;
+  mutable std::mutex latency_mutex_;
+  std::array<Histogram, kIoKindCount> latency_ns_;
+};
+
+}  // namespace zonelab::fs

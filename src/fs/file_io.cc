@@ -1,0 +1,309 @@
+// Writing and reading files; see zoned_fs.h (WritableFile, ReadableFile).
+// Writers of every kind -- files and garbage collection -- put their blocks
+// on the device through ZonedFs::write_blocks.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "fs/zoned_fs.h"
+
+namespace zonelab::fs {
+
+FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_class,
+                               std::optional<uint32_t>& zone, const uint8_t* data, uint64_t blocks,
+                               uint64_t valid_bytes, WriteCause cause, const PlacedFn& placed) {
+  const uint64_t bs = io_.block_bytes();
+  ZL_ASSERT(blocks > 0 && valid_bytes <= blocks * bs && valid_bytes > (blocks - 1) * bs);
+  uint64_t done = 0;
+  uint64_t valid_left = valid_bytes;
+  while (done < blocks) {
+    uint64_t lba = 0;
+    uint64_t n = 0;
+    {
+      std::lock_guard lock(mutex_);
+      if (zone && zones_->holds(*zone, writer) && zones_->zone(*zone).room_lbas() > 0) {
+        zones_->zone(*zone).writing = true;
+      } else {
+        zone.reset();  // taken back by the token pool, or full
+      }
+    }
+    if (!zone) {
+      auto taken = allocate_zone(writer, lifetime, io_class);
+      if (!taken) return taken.status();
+      zone = *taken;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      const DataZone& z = zones_->zone(*zone);
+      ZL_ASSERT(z.writer == writer && z.writing);
+      lba = z.start_lba + z.wp_lbas;
+      n = std::min(blocks - done, z.room_lbas());
+    }
+    ZL_ASSERT(n > 0);
+    const uint64_t valid = std::min(valid_left, n * bs);
+    FsStatus written = io_.write(lba, data + done * bs, n, cause, n * bs - valid);
+    std::lock_guard lock(mutex_);
+    DataZone& z = zones_->zone(*zone);
+    z.writing = false;
+    if (!written) {
+      zones_->release(*zone, false);
+      zone.reset();
+      if (failure_.empty()) failure_ = written.message();
+      changed_.notify_all();
+      return written;
+    }
+    z.wp_lbas += n;
+    if (FsStatus ok = placed(Extent{*zone, lba, valid}); !ok) return ok;
+    if (z.room_lbas() == 0) {
+      // Full on the device: its active resource is free again.
+      zones_->release(*zone, true);
+      zone.reset();
+      changed_.notify_all();
+    }
+    done += n;
+    valid_left -= valid;
+  }
+  return {};
+}
+
+// --- writing -----------------------------------------------------------------
+
+WritableFile::WritableFile(ZonedFs& fs, FileId id, uint64_t size, Lifetime lifetime,
+                           IoClass io_class)
+    : fs_(fs), id_(id), size_(size), lifetime_(lifetime), io_class_(io_class) {
+  const uint64_t bs = fs.block_bytes();
+  buffer_.resize(std::max(bs, fs.options_.write_buffer_bytes / bs * bs));
+}
+
+WritableFile::~WritableFile() {
+  if (!closed_) (void)close();
+}
+
+void WritableFile::set_hints(Lifetime lifetime, IoClass io_class) {
+  lifetime_ = lifetime;
+  io_class_ = io_class;
+  std::lock_guard lock(fs_.mutex_);
+  const FileNode* node = fs_.meta_.file(id_);
+  if (node == nullptr || (node->lifetime == lifetime && node->io_class == io_class)) return;
+  if (!fs_.check_writable()) return;
+  Record r;
+  r.type = RecordType::kHintsSet;
+  r.id = id_;
+  r.lifetime = lifetime;
+  r.io_class = io_class;
+  (void)fs_.apply_for_file(r, id_);
+}
+
+FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
+  if (closed_) return FsStatus(Code::kInvalid, "append to a closed file");
+  const uint64_t total = bytes;
+  while (bytes > 0) {
+    uint64_t n = std::min(bytes, buffer_.size() - buffered_);
+    std::memcpy(buffer_.data() + buffered_, data, n);
+    buffered_ += n;
+    size_ += n;
+    data += n;
+    bytes -= n;
+    if (buffered_ == buffer_.size()) {
+      if (FsStatus ok = write_out(buffered_ / fs_.block_bytes(), buffered_); !ok) return ok;
+      buffered_ = 0;
+    }
+  }
+  std::lock_guard lock(fs_.mutex_);
+  fs_.buffered_[id_] = buffered_;
+  fs_.counters_.appended_bytes[static_cast<size_t>(io_class_)] += total;
+  return {};
+}
+
+FsStatus WritableFile::write_out(uint64_t blocks, uint64_t valid_bytes) {
+  return fs_.write_blocks(id_, lifetime_, io_class_, zone_, buffer_.data(), blocks, valid_bytes,
+                          WriteCause::kData, [this](const Extent& e) {
+                            fs_.counters_.data_written_bytes[static_cast<size_t>(io_class_)] +=
+                                e.blocks(fs_.block_bytes()) * fs_.block_bytes();
+                            Record r;
+                            r.type = RecordType::kExtentAdded;
+                            r.id = id_;
+                            r.extent = e;
+                            return fs_.apply_for_file(r, id_);
+                          });
+}
+
+FsStatus WritableFile::flush() {
+  if (closed_) return {};
+  const uint64_t bs = fs_.block_bytes();
+  uint64_t blocks = buffered_ / bs;
+  if (blocks == 0) return {};
+  if (FsStatus ok = write_out(blocks, blocks * bs); !ok) return ok;
+  uint64_t rest = buffered_ - blocks * bs;
+  std::memmove(buffer_.data(), buffer_.data() + blocks * bs, rest);
+  buffered_ = rest;
+  std::lock_guard lock(fs_.mutex_);
+  fs_.buffered_[id_] = buffered_;
+  return {};
+}
+
+FsStatus WritableFile::sync() {
+  if (closed_) return {};
+  const uint64_t bs = fs_.block_bytes();
+  if (buffered_ > 0) {
+    // The last block is padded: later appends start a new block.
+    if (FsStatus ok = write_out((buffered_ + bs - 1) / bs, buffered_); !ok) return ok;
+    buffered_ = 0;
+  }
+  {
+    std::lock_guard lock(fs_.mutex_);
+    fs_.buffered_[id_] = 0;
+    ++fs_.counters_.syncs;
+  }
+  return fs_.commit();
+}
+
+FsStatus WritableFile::truncate(uint64_t size) {
+  if (closed_) return FsStatus(Code::kInvalid, "truncate of a closed file");
+  if (size > size_) {
+    return FsStatus(
+        Code::kInvalid,
+        fmt::format("a zoned file grows only by appends (size {}, asked {})", size_, size));
+  }
+  if (size == size_) return {};
+  if (FsStatus ok = sync(); !ok) return ok;
+  {
+    std::lock_guard lock(fs_.mutex_);
+    if (FsStatus ok = fs_.check_writable(); !ok) return ok;
+    Record r;
+    r.type = RecordType::kSizeSet;
+    r.id = id_;
+    r.size = size;
+    r.mtime_ns = fs_.now_ns();
+    if (FsStatus ok = fs_.apply_for_file(r, id_); !ok) return ok;
+    size_ = size;
+  }
+  if (FsStatus ok = fs_.commit(); !ok) return ok;
+  return fs_.reset_free_zones();
+}
+
+FsStatus WritableFile::close() {
+  if (closed_) return {};
+  FsStatus synced = sync();
+  closed_ = true;
+  if (zone_) {
+    fs_.release_zone(*zone_, id_);
+    zone_.reset();
+  }
+  {
+    std::lock_guard lock(fs_.mutex_);
+    fs_.buffered_.erase(id_);
+  }
+  fs_.release_file(id_);
+  if (!synced) return synced;
+  // A file deleted while open frees its space now.
+  if (FsStatus ok = fs_.reclaim(); !ok) return ok;
+  fs_.stack_.clock().poll();  // background work due in virtual time
+  return {};
+}
+
+// --- reading -----------------------------------------------------------------
+
+ReadableFile::~ReadableFile() { fs_.release_file(id_); }
+
+uint64_t ReadableFile::size() const {
+  std::lock_guard lock(fs_.mutex_);
+  const FileNode* node = fs_.meta_.file(id_);
+  return node == nullptr ? 0 : node->size;
+}
+
+FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* out) const {
+  const uint64_t bs = fs_.block_bytes();
+  struct Piece {
+    uint64_t lba;
+    uint64_t blocks;
+    uint64_t skip;   // bytes of the first block before the piece
+    uint64_t bytes;  // the piece's bytes
+  };
+  std::vector<Piece> pieces;
+  std::vector<Extent> pinned;
+  {
+    std::lock_guard lock(fs_.mutex_);
+    const FileNode* node = fs_.meta_.file(id_);
+    if (node == nullptr || offset >= node->size || bytes == 0) return uint64_t{0};
+    bytes = std::min(bytes, node->size - offset);
+    uint64_t file_offset = 0;
+    for (const Extent& e : node->extents) {
+      uint64_t end = file_offset + e.length;
+      if (offset < end && offset + bytes > file_offset) {
+        uint64_t start = std::max(offset, file_offset) - file_offset;
+        uint64_t stop = std::min(offset + bytes, end) - file_offset;
+        uint64_t first_block = start / bs;
+        pieces.push_back(Piece{e.lba + first_block, (stop + bs - 1) / bs - first_block,
+                               start - first_block * bs, stop - start});
+        pinned.push_back(e);
+      }
+      file_offset = end;
+      if (file_offset >= offset + bytes) break;
+    }
+    fs_.pin(pinned);
+  }
+  FsStatus status;
+  std::vector<uint8_t> bounce;
+  uint64_t done = 0;
+  for (const Piece& p : pieces) {
+    if (p.skip == 0 && p.bytes == p.blocks * bs) {
+      status = fs_.io_.read(p.lba, out + done, p.blocks);  // whole blocks: no copy
+    } else {
+      bounce.resize(p.blocks * bs);
+      status = fs_.io_.read(p.lba, bounce.data(), p.blocks);
+      if (status) std::memcpy(out + done, bounce.data() + p.skip, p.bytes);
+    }
+    if (!status) break;
+    done += p.bytes;
+  }
+  {
+    std::lock_guard lock(fs_.mutex_);
+    fs_.unpin(pinned);
+  }
+  if (!status) return status;
+  return done;
+}
+
+FsResult<uint64_t> ReadableFile::read_next(uint64_t bytes, uint8_t* out) {
+  uint64_t done = 0;
+  while (done < bytes) {
+    uint64_t ahead_end = ahead_offset_ + ahead_.size();
+    if (position_ >= ahead_offset_ && position_ < ahead_end) {
+      uint64_t n = std::min(bytes - done, ahead_end - position_);
+      std::memcpy(out + done, ahead_.data() + (position_ - ahead_offset_), n);
+      done += n;
+      position_ += n;
+      continue;
+    }
+    // Large reads go straight to the caller; small ones through the
+    // readahead window.
+    uint64_t want = bytes - done;
+    if (want >= fs_.options_.readahead_bytes) {
+      auto got = read(position_, want, out + done);
+      if (!got) return got.status();
+      done += *got;
+      position_ += *got;
+      break;
+    }
+    ahead_.resize(fs_.options_.readahead_bytes);
+    auto got = read(position_, ahead_.size(), ahead_.data());
+    if (!got) {
+      ahead_.clear();
+      return got.status();
+    }
+    ahead_.resize(*got);
+    ahead_offset_ = position_;
+    if (*got == 0) break;  // the end of the file
+  }
+  return done;
+}
+
+FsStatus ReadableFile::skip(uint64_t bytes) {
+  uint64_t end = size();
+  position_ = std::min(end, position_ + std::min(bytes, end));
+  return {};
+}
+
+}  // namespace zonelab::fs

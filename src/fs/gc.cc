@@ -1,0 +1,147 @@
+// Garbage collection: the live extents of the zone with the smallest live
+// share are copied to other zones (placed by the policy, as their files'
+// lifetimes ask), each file's extent is moved in the metadata (journaled),
+// and once those records are durable and no reader is left the zone is
+// reset. See zoned_fs.h and docs/fs.md.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "fs/zoned_fs.h"
+
+namespace zonelab::fs {
+
+uint32_t ZonedFs::gc_target_zones() const {
+  uint64_t share = uint64_t{zones_->count()} * superblock_.gc_free_pct / 100;
+  return static_cast<uint32_t>(std::max<uint64_t>(2, share));
+}
+
+FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
+  std::lock_guard gc(gc_mutex_);
+  uint32_t emptied = 0;
+  for (uint32_t round = 0; round < zones_->count(); ++round) {
+    std::optional<uint32_t> victim;
+    {
+      std::lock_guard lock(mutex_);
+      if (FsStatus ok = check_writable(); !ok) return ok;
+      if (zones_->empty_count() >= free_zones) break;
+      victim = zones_->gc_victim();
+      if (!victim) break;
+      zones_->zone(*victim).collecting = true;
+    }
+    FsStatus ok = gc_one_zone(*victim);
+    if (!ok) {
+      std::lock_guard lock(mutex_);
+      zones_->zone(*victim).collecting = false;
+      return ok;
+    }
+    ++emptied;
+  }
+  return emptied;
+}
+
+FsStatus ZonedFs::gc_one_zone(uint32_t victim) {
+  struct Move {
+    FileId id;
+    Extent extent;
+    Lifetime lifetime;
+  };
+  std::vector<Move> moves;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, node] : meta_.files()) {
+      for (const Extent& e : node.extents) {
+        if (e.zone == victim) moves.push_back(Move{id, e, node.lifetime});
+      }
+    }
+  }
+  // The victim is ours (collecting): nobody writes or resets it, so its
+  // blocks can be read without pins while files change.
+  const uint64_t bs = io_.block_bytes();
+  std::optional<uint32_t> dest;
+  std::vector<uint8_t> data;
+  uint64_t copied = 0;
+  for (const Move& m : moves) {
+    const uint64_t blocks = m.extent.blocks(bs);
+    data.resize(blocks * bs);
+    if (FsStatus ok = io_.read(m.extent.lba, data.data(), blocks); !ok) return fail(ok);
+    std::vector<Extent> pieces;
+    FsStatus written = write_blocks(kGcWriter, m.lifetime, IoClass::kOther, dest, data.data(),
+                                    blocks, m.extent.length, WriteCause::kGc, [&](const Extent& e) {
+                                      pieces.push_back(e);
+                                      return FsStatus();
+                                    });
+    if (!written) return written;
+    // The file's extent moves -- unless the file went or changed meanwhile,
+    // and the copy is garbage.
+    std::lock_guard lock(mutex_);
+    const FileNode* node = meta_.file(m.id);
+    if (node == nullptr ||
+        std::find(node->extents.begin(), node->extents.end(), m.extent) == node->extents.end()) {
+      continue;
+    }
+    Record r;
+    r.type = RecordType::kExtentMoved;
+    r.id = m.id;
+    r.extent = m.extent;
+    r.extents = std::move(pieces);
+    if (FsStatus ok = apply_for_file(r, m.id); !ok) return ok;
+    copied += m.extent.length;
+  }
+  if (dest) release_zone(*dest, kGcWriter);
+  if (FsStatus ok = commit(); !ok) return ok;
+  {
+    std::unique_lock lock(mutex_);
+    ++counters_.gc_runs;
+    counters_.gc_copied_bytes += copied;
+    // Readers of the old extents finish first (bounded: a read is one
+    // device command at a time).
+    changed_.wait_for(lock, std::chrono::seconds(30),
+                      [&] { return zones_->zone(victim).readers == 0; });
+    DataZone& z = zones_->zone(victim);
+    if (z.live_blocks != 0 || z.readers != 0 || z.freed_seq > durable_seq_) {
+      z.collecting = false;  // a file kept data here after all; try again later
+      return {};
+    }
+  }
+  FsStatus reset = io_.reset(victim);
+  std::lock_guard lock(mutex_);
+  DataZone& z = zones_->zone(victim);
+  if (!reset) {
+    z.collecting = false;
+    if (failure_.empty()) failure_ = reset.message();
+    changed_.notify_all();
+    return reset;
+  }
+  zones_->mark_reset(victim);
+  ++counters_.zones_reset;
+  if (copied == 0) ++counters_.zones_reset_without_copy;
+  changed_.notify_all();
+  return {};
+}
+
+void ZonedFs::schedule_background_gc() {
+  // Under mutex_: unmount() cancels the timer set here (and waits for one
+  // running), and no timer is set once it has begun.
+  if (unmounted_ || !failure_.empty()) return;
+  gc_timer_ = stack_.clock().add_timer(options_.gc_period_ns, [this] { background_gc(); });
+}
+
+void ZonedFs::background_gc() {
+  {
+    std::lock_guard lock(mutex_);
+    if (unmounted_ || !failure_.empty()) return;
+  }
+  const uint32_t target = gc_target_zones();
+  (void)reclaim();
+  bool low = false;
+  {
+    std::lock_guard lock(mutex_);
+    low = zones_->empty_count() < target;
+  }
+  if (low) (void)collect_garbage(target);
+  std::lock_guard lock(mutex_);
+  schedule_background_gc();
+}
+
+}  // namespace zonelab::fs

@@ -1,0 +1,176 @@
+// Mounting: the journal replayed onto its snapshot, the zones loaded from
+// the device's write pointers, the tails of files a crash cut short given
+// back, and -- on a writable mount -- a fresh metadata zone when the old
+// one cannot take more groups. See zoned_fs.h and docs/fs.md.
+#include <fmt/format.h>
+
+#include "fs/zoned_fs.h"
+
+namespace zonelab::fs {
+namespace {
+
+// The tokens the file system may use for data: the device's limits less the
+// active metadata zone's, or a default when the device sets none.
+ZoneLimits data_zone_limits(const DeviceInfo& info, uint32_t data_zones) {
+  uint32_t active = info.max_active == 0 ? kActiveZonesDefault : info.max_active - 1;
+  active = std::min(active, data_zones);
+  uint32_t open = info.max_open == 0 ? active : std::min(active, info.max_open - 1);
+  return {open, active};
+}
+
+}  // namespace
+
+FsStatus ZonedFs::recover() {
+  auto recovered = Journal::recover(io_);
+  if (!recovered) return recovered.status();
+  const Recovered& rec = *recovered;
+  superblock_ = rec.header.superblock;
+  policy_ = make_placement_policy(superblock_.policy);
+  if (policy_ == nullptr) {
+    return FsStatus(Code::kCorruption, fmt::format("superblock: placement policy '{}' is not known",
+                                                   superblock_.policy));
+  }
+  const uint32_t data_zones = superblock_.zone_count - superblock_.meta_zones;
+  ZoneLimits limits = data_zone_limits(io_.info(), data_zones);
+  if (limits.open < 2 || limits.active < 2) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("the device allows {} open and {} active zones; the file system "
+                                "needs 3 of each",
+                                io_.info().max_open, io_.info().max_active));
+  }
+  zones_ = std::make_unique<ZoneManager>(superblock_.meta_zones, superblock_.zone_count,
+                                         io_.zone_size_lbas(), io_.zone_capacity_lbas(), limits);
+
+  std::lock_guard lock(mutex_);
+  const uint64_t bs = io_.block_bytes();
+  size_t index = 0;
+  for (const auto* list : {&rec.header.snapshot, &rec.records}) {
+    for (const Record& r : *list) {
+      if (FsStatus ok = meta_.apply(r, bs); !ok) {
+        return FsStatus(Code::kCorruption,
+                        fmt::format("journal record {} ({}) does not apply: {}", index,
+                                    record_type_name(r.type), ok.message()));
+      }
+      ++index;
+    }
+  }
+  meta_.reserve_ids(rec.header.next_file_id);
+  // Files a crash left without a name (open, deleted) are gone.
+  std::vector<FileId> nameless;
+  for (const auto& [id, node] : meta_.files()) {
+    if (node.nlink == 0) nameless.push_back(id);
+  }
+  for (FileId id : nameless) {
+    meta_.hold(id);
+    meta_.release(id, bs, nullptr);
+  }
+  // The device's write pointers say what each data zone holds. A full
+  // zone's write pointer says nothing: it counts as written to capacity.
+  for (uint32_t z = superblock_.meta_zones; z < superblock_.zone_count; ++z) {
+    ZoneDescriptor d = io_.zone(z);
+    bool finished = d.state == ZoneState::kFull || d.state == ZoneState::kReadOnly ||
+                    d.state == ZoneState::kOffline;
+    uint64_t wp = d.state == ZoneState::kFull || d.state == ZoneState::kReadOnly ? d.capacity_lbas
+                  : d.state == ZoneState::kOffline                               ? 0
+                                                   : d.wp_lba - d.start_lba;
+    zones_->load(z, wp, finished);
+  }
+  if (FsStatus ok = check_extents_against_zones(); !ok) return ok;
+  recover_tails();
+  journal_ = std::make_unique<Journal>(io_, superblock_, rec);
+  notes_.insert(notes_.begin(), rec.problems.begin(), rec.problems.end());
+  if (options_.read_only) return {};
+
+  // From here on the device changes: the metadata zones left behind hold
+  // no active resource, the journal continues in a zone that can take it,
+  // and zones that hold nothing are reset.
+  bool roll = journal_->needs_roll() || !pending_.empty();
+  for (uint32_t z = 0; z < superblock_.meta_zones; ++z) {
+    if (z == journal_->active_zone() || !zone_is_active(io_.zone(z).state)) continue;
+    if (FsStatus ok = io_.finish(z); !ok) return ok;
+  }
+  if (roll) {
+    ++counters_.journal_rolls;
+    if (FsStatus ok = journal_->roll(meta_.snapshot(), meta_.next_id()); !ok) return ok;
+    pending_.clear();
+    durable_seq_ = applied_seq_;
+  }
+  return {};
+}
+
+FsStatus ZonedFs::check_extents_against_zones() {
+  const uint64_t bs = io_.block_bytes();
+  for (const auto& [id, node] : meta_.files()) {
+    for (const Extent& e : node.extents) {
+      if (!zones_->is_data_zone(e.zone) || io_.zone_of(e.lba) != e.zone) {
+        return FsStatus(
+            Code::kCorruption,
+            fmt::format("file {}: an extent at LBA {} outside data zone {}", id, e.lba, e.zone));
+      }
+      const DataZone& z = zones_->zone(e.zone);
+      if (e.lba < z.start_lba || e.end_lba(bs) > z.start_lba + z.wp_lbas) {
+        return FsStatus(Code::kCorruption,
+                        fmt::format("file {}: an extent at LBA {} of {} blocks beyond zone {}'s "
+                                    "write pointer",
+                                    id, e.lba, e.blocks(bs), e.zone));
+      }
+      if (z.live_blocks + e.blocks(bs) > z.wp_lbas) {
+        return FsStatus(
+            Code::kCorruption,
+            fmt::format("zone {}: its files hold more blocks than it has written", e.zone));
+      }
+      zones_->add_live(Extent{e.zone, e.lba, e.blocks(bs) * bs}, bs);
+    }
+  }
+  return {};
+}
+
+void ZonedFs::recover_tails() {
+  const uint64_t bs = io_.block_bytes();
+  for (const auto& [zone, owner] : meta_.owners()) {
+    if (owner.id == 0 || !zones_->is_data_zone(zone)) continue;
+    const FileNode* node = meta_.file(owner.id);
+    if (node == nullptr || node->nlink == 0) continue;
+    const DataZone& z = zones_->zone(zone);
+    // A full zone's write pointer does not say where its data ends.
+    if (z.finished) continue;
+    const uint64_t wp = z.start_lba + z.wp_lbas;
+    uint64_t from = owner.lba;
+    if (from < z.start_lba || from >= wp) continue;
+    for (const Extent& e : node->extents) {
+      if (e.zone == zone && e.lba >= owner.lba) from = std::max(from, e.end_lba(bs));
+    }
+    if (from >= wp) continue;
+    // The blocks must be nobody's: the writer held the zone from owner.lba
+    // on, so no other file can have recorded an extent there.
+    bool claimed = false;
+    for (const auto& [id, other] : meta_.files()) {
+      for (const Extent& e : other.extents) {
+        claimed = claimed || (e.zone == zone && e.lba < wp && e.end_lba(bs) > from);
+      }
+    }
+    if (claimed) {
+      notes_.push_back(
+          fmt::format("zone {}: blocks {}..{} past file {}'s last record hold "
+                      "another file's extent; not given to it",
+                      zone, from, wp, owner.id));
+      continue;
+    }
+    Record r;
+    r.type = RecordType::kExtentAdded;
+    r.id = owner.id;
+    r.extent = Extent{zone, from, (wp - from) * bs};
+    if (FsStatus ok = apply_locked(r, !options_.read_only); !ok) {
+      notes_.push_back(
+          fmt::format("zone {}: file {}'s tail not recovered: {}", zone, owner.id, ok.message()));
+      continue;
+    }
+    counters_.recovered_tail_bytes += (wp - from) * bs;
+    notes_.push_back(
+        fmt::format("file {}: {} blocks written past its last journal record "
+                    "recovered from zone {}'s write pointer",
+                    owner.id, wp - from, zone));
+  }
+}
+
+}  // namespace zonelab::fs

@@ -1,0 +1,860 @@
+// The zoned file system: mkfs, the namespace, the journal commit path, zone
+// allocation and inspection; see zoned_fs.h. Mounting is in recovery.cc,
+// file I/O in file_io.cc, garbage collection in gc.cc, fsck in fsck.cc.
+#include "fs/zoned_fs.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "common/rng.h"
+
+namespace zonelab::fs {
+namespace {
+
+constexpr int kAllocationTriesMax = 256;  // finishes, resets, collections, waits
+
+std::array<uint8_t, 16> make_uuid(const std::optional<uint64_t>& seed) {
+  uint64_t a = 0;
+  uint64_t b = 0;
+  if (seed) {
+    Rng rng(derive_seed(*seed, 0x7a6f6e65, 0x6673));
+    a = rng.next();
+    b = rng.next();
+  } else {
+    std::random_device random;
+    a = (uint64_t{random()} << 32) | random();
+    b = (uint64_t{random()} << 32) | random();
+  }
+  std::array<uint8_t, 16> uuid{};
+  for (int i = 0; i < 8; ++i) {
+    uuid[i] = static_cast<uint8_t>(a >> (8 * i));
+    uuid[8 + i] = static_cast<uint8_t>(b >> (8 * i));
+  }
+  uuid[6] = static_cast<uint8_t>((uuid[6] & 0x0f) | 0x40);  // version 4
+  uuid[8] = static_cast<uint8_t>((uuid[8] & 0x3f) | 0x80);  // variant
+  return uuid;
+}
+
+}  // namespace
+
+FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool stores_data) {
+  if (o.meta_zones < kMetaZonesMin || o.meta_zones > kMetaZonesMax) {
+    return FsStatus(Code::kInvalid, fmt::format("--meta-zones {}: from {} to {}", o.meta_zones,
+                                                kMetaZonesMin, kMetaZonesMax));
+  }
+  if (o.finish_threshold_pct > 100) {
+    return FsStatus(Code::kInvalid, fmt::format("--finish-threshold {}: a percentage up to 100",
+                                                o.finish_threshold_pct));
+  }
+  if (o.gc_free_pct > 50) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("--gc-free {}: a percentage up to 50", o.gc_free_pct));
+  }
+  if (!known_placement_policy(o.policy)) {
+    return FsStatus(Code::kInvalid, fmt::format("--policy {}: the known policies are {}", o.policy,
+                                                placement_policy_names()));
+  }
+  if (!stores_data) {
+    return FsStatus(Code::kInvalid,
+                    "the device stores no data (store.backing = none); a file system needs "
+                    "memory or file backing");
+  }
+  // Three data zones at least: two to write, one garbage collection keeps
+  // empty.
+  if (info.zone_count < o.meta_zones + 3) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("a device of {} zones is too small: the file system needs {} "
+                                "metadata zones and at least 3 data zones",
+                                info.zone_count, o.meta_zones));
+  }
+  if (info.max_active != 0 && info.max_active < 3) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("the device allows {} active zones; the file system needs 3 (the "
+                                "journal, the write-ahead log and one more)",
+                                info.max_active));
+  }
+  if (info.max_open != 0 && info.max_open < 3) {
+    return FsStatus(
+        Code::kInvalid,
+        fmt::format("the device allows {} open zones; the file system needs 3", info.max_open));
+  }
+  if (info.lba_size_bytes < 512 || info.lba_size_bytes > (1 << 16)) {
+    return FsStatus(Code::kInvalid, fmt::format("a block size of {}", info.lba_size_bytes));
+  }
+  if (info.zone_capacity_lbas < 16) {
+    return FsStatus(Code::kInvalid, fmt::format("zones of {} blocks are too small (16 at least)",
+                                                info.zone_capacity_lbas));
+  }
+  return {};
+}
+
+FsStatus check_mount_options(const MountOptions& o) {
+  if (o.write_buffer_bytes == 0 || o.write_buffer_bytes > (64 << 20)) {
+    return FsStatus(Code::kInvalid, "a write buffer of 1 byte to 64 MiB");
+  }
+  if (o.readahead_bytes > (64 << 20)) {
+    return FsStatus(Code::kInvalid, "a readahead of at most 64 MiB");
+  }
+  if (o.gc_period_ns == 0) return FsStatus(Code::kInvalid, "a garbage collection period of 0");
+  return {};
+}
+
+FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options) {
+  DeviceIo io(stack);
+  if (FsStatus ok = check_mkfs_options(options, io.info(), stack.stores_data()); !ok) return ok;
+  if (!options.force && Journal::recover(io).ok()) {
+    return FsStatus(Code::kExists,
+                    "the device holds a zoned file system already (use --force to make a new one)");
+  }
+  Superblock sb;
+  sb.uuid = make_uuid(options.uuid_seed);
+  sb.block_bytes = static_cast<uint32_t>(io.block_bytes());
+  sb.zone_size_lbas = io.zone_size_lbas();
+  sb.zone_capacity_lbas = io.zone_capacity_lbas();
+  sb.zone_count = io.zone_count();
+  sb.meta_zones = options.meta_zones;
+  sb.finish_threshold_pct = options.finish_threshold_pct;
+  sb.gc_free_pct = options.gc_free_pct;
+  sb.policy = options.policy;
+  // The data zones first: until the metadata zones are rewritten, an old
+  // file system is still found whole.
+  for (uint32_t z = options.meta_zones; z < io.zone_count(); ++z) {
+    ZoneState state = io.zone(z).state;
+    if (state == ZoneState::kEmpty || state == ZoneState::kOffline ||
+        state == ZoneState::kReadOnly) {
+      continue;
+    }
+    if (FsStatus ok = io.reset(z); !ok) return ok;
+  }
+  return Journal::format(io, sb);
+}
+
+ZonedFs::ZonedFs(Stack& stack, const MountOptions& options)
+    : stack_(stack), io_(stack), options_(options) {}
+
+ZonedFs::~ZonedFs() {
+  ZL_ASSERT(handles_ == 0 && "every file is closed before the file system goes");
+  (void)unmount();
+}
+
+FsResult<std::unique_ptr<ZonedFs>> ZonedFs::mount(Stack& stack, const MountOptions& options) {
+  if (FsStatus ok = check_mount_options(options); !ok) return ok;
+  auto fs = std::unique_ptr<ZonedFs>(new ZonedFs(stack, options));
+  if (FsStatus ok = fs->recover(); !ok) {
+    fs->unmounted_ = true;
+    return ok;
+  }
+  if (options.gc && !options.read_only) {
+    std::lock_guard lock(fs->mutex_);
+    fs->schedule_background_gc();
+  }
+  return fs;
+}
+
+FsStatus ZonedFs::unmount() {
+  {
+    std::lock_guard lock(mutex_);
+    if (unmounted_) return {};
+    unmounted_ = true;
+  }
+  // The garbage collection timer: cancelled, waiting for a run under way --
+  // which may have set the next one before it saw the unmount.
+  for (;;) {
+    uint64_t timer = 0;
+    {
+      std::lock_guard lock(mutex_);
+      timer = gc_timer_;
+      gc_timer_ = 0;
+    }
+    if (timer == 0) break;
+    stack_.clock().cancel(timer);
+  }
+  // A collection under way finishes first.
+  std::lock_guard gc(gc_mutex_);
+  return commit();
+}
+
+uint64_t ZonedFs::now_ns() const { return stack_.clock().now_ns(); }
+
+FsStatus ZonedFs::fail(FsStatus status) {
+  std::lock_guard lock(mutex_);
+  if (failure_.empty()) failure_ = status.message();
+  changed_.notify_all();
+  return status;
+}
+
+FsStatus ZonedFs::check_writable() const {
+  if (options_.read_only) return FsStatus(Code::kInvalid, "the file system is mounted read-only");
+  if (!failure_.empty()) {
+    return FsStatus(Code::kIoError,
+                    fmt::format("the file system stopped after a device error: {}", failure_));
+  }
+  if (unmounted_) return FsStatus(Code::kInvalid, "the file system is unmounted");
+  return {};
+}
+
+FsStatus ZonedFs::apply_locked(const Record& record, bool journal) {
+  SpaceChanges changes;
+  if (FsStatus ok = meta_.apply(record, io_.block_bytes(), &changes); !ok) return ok;
+  if (journal) {
+    ++applied_seq_;
+    encode_record(record, pending_);
+  }
+  // Freed first: a moved extent may leave and enter the same zone.
+  for (const Extent& e : changes.freed) zones_->remove_live(e, io_.block_bytes(), applied_seq_);
+  for (const Extent& e : changes.added) zones_->add_live(e, io_.block_bytes());
+  return {};
+}
+
+FsStatus ZonedFs::apply_for_file(const Record& record, FileId id) {
+  const FileNode* node = meta_.file(id);
+  return apply_locked(record, node != nullptr && node->nlink != 0);
+}
+
+Journal::Batch ZonedFs::take_batch(uint64_t room_bytes) {
+  std::lock_guard lock(mutex_);
+  Journal::Batch batch;
+  batch.token = applied_seq_;
+  if (pending_.empty()) return batch;
+  if (Journal::group_bytes(pending_.size(), io_.block_bytes()) <= room_bytes) {
+    ++counters_.journal_commits;
+    batch.records.swap(pending_);
+  } else {
+    ++counters_.journal_rolls;
+    batch.snapshot_taken = true;
+    batch.snapshot = meta_.snapshot();
+    batch.next_file_id = meta_.next_id();
+    pending_.clear();
+  }
+  return batch;
+}
+
+FsStatus ZonedFs::commit() {
+  {
+    std::lock_guard lock(mutex_);
+    if (options_.read_only) return {};
+    if (!failure_.empty()) return check_writable();
+  }
+  FsStatus ok = journal_->commit([this](uint64_t room) { return take_batch(room); },
+                                 [this](uint64_t token) {
+                                   std::lock_guard lock(mutex_);
+                                   durable_seq_ = std::max(durable_seq_, token);
+                                 });
+  if (!ok) return fail(ok);
+  return {};
+}
+
+FsStatus ZonedFs::sync_metadata() { return commit(); }
+
+FsStatus ZonedFs::reclaim() {
+  if (FsStatus ok = commit(); !ok) return ok;
+  return reset_free_zones();
+}
+
+FsStatus ZonedFs::reset_free_zones() {
+  std::vector<uint32_t> zones;
+  {
+    std::lock_guard lock(mutex_);
+    if (options_.read_only) return {};
+    if (FsStatus ok = check_writable(); !ok && !unmounted_) return ok;
+    zones = zones_->resettable(durable_seq_);
+    for (uint32_t z : zones) zones_->zone(z).collecting = true;  // nobody takes them meanwhile
+  }
+  for (size_t i = 0; i < zones.size(); ++i) {
+    FsStatus ok = io_.reset(zones[i]);
+    std::lock_guard lock(mutex_);
+    if (!ok) {
+      for (size_t j = i; j < zones.size(); ++j) zones_->zone(zones[j]).collecting = false;
+      if (failure_.empty()) failure_ = ok.message();
+      changed_.notify_all();
+      return ok;
+    }
+    zones_->mark_reset(zones[i]);
+    ++counters_.zones_reset;
+    ++counters_.zones_reset_without_copy;
+  }
+  if (!zones.empty()) {
+    std::lock_guard lock(mutex_);
+    changed_.notify_all();
+  }
+  return {};
+}
+
+FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, IoClass io_class) {
+  using Kind = ZoneManager::Allocation::Kind;
+  const bool for_gc = writer == kGcWriter;
+  bool waited = false;
+  for (int attempt = 0; attempt < kAllocationTriesMax; ++attempt) {
+    ZoneManager::Allocation a;
+    {
+      std::unique_lock lock(mutex_);
+      if (FsStatus ok = check_writable(); !ok) return ok;
+      a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc);
+      if (a.kind == Kind::kZone) {
+        DataZone& z = zones_->zone(a.zone);
+        z.writing = true;
+        // Recorded before the first write: recovery gives the blocks the
+        // writer puts here past its last record to it, and to nobody else.
+        Record taken;
+        taken.type = RecordType::kZoneTaken;
+        taken.zone = a.zone;
+        const FileNode* node = for_gc ? nullptr : meta_.file(writer);
+        taken.id = node != nullptr && node->nlink != 0 ? writer : 0;
+        taken.lba = z.start_lba + z.wp_lbas;
+        FsStatus applied = apply_locked(taken);
+        ZL_ASSERT(applied.is_ok());
+      } else if (a.kind == Kind::kWait) {
+        // Every token is in use by a writer that is writing: in real time
+        // wait for one to be let go; a single caller in virtual time would
+        // wait forever.
+        if (!stack_.realtime()) {
+          return FsStatus(Code::kBusy,
+                          fmt::format("all {} open and {} active zone tokens are held by files "
+                                      "being written; close a file first",
+                                      zones_->limits().open, zones_->limits().active));
+        }
+        if (!waited) ++counters_.token_waits;
+        waited = true;
+        auto until =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.token_wait_ms);
+        if (changed_.wait_until(lock, until) == std::cv_status::timeout) {
+          return FsStatus(Code::kBusy,
+                          fmt::format("no open or active zone token came free in {} ms (every "
+                                      "one is held by a file being written)",
+                                      options_.token_wait_ms));
+        }
+        continue;
+      }
+    }
+    if (a.kind == Kind::kZone) {
+      FsStatus committed = commit();
+      if (!committed) {
+        std::lock_guard lock(mutex_);
+        zones_->release(a.zone, false);
+        changed_.notify_all();
+        return committed;
+      }
+      return a.zone;
+    }
+    if (a.kind == Kind::kFinish) {
+      FsStatus ok = io_.finish(a.zone);
+      std::lock_guard lock(mutex_);
+      DataZone& z = zones_->zone(a.zone);
+      z.collecting = false;
+      if (!ok) {
+        if (failure_.empty()) failure_ = ok.message();
+        changed_.notify_all();
+        return ok;
+      }
+      zones_->release(a.zone, true);
+      ++counters_.zones_finished_for_token;
+      changed_.notify_all();
+      continue;
+    }
+    // No empty zone: reset those that hold nothing, else collect garbage.
+    uint32_t before = 0;
+    {
+      std::lock_guard lock(mutex_);
+      before = zones_->empty_count();
+    }
+    if (FsStatus ok = commit(); !ok) return ok;
+    if (FsStatus ok = reset_free_zones(); !ok) return ok;
+    {
+      std::lock_guard lock(mutex_);
+      if (zones_->empty_count() > before) continue;
+    }
+    if (for_gc || !options_.gc) break;
+    auto collected = collect_garbage(2);
+    if (!collected) return collected.status();
+    if (*collected == 0) break;
+  }
+  std::lock_guard lock(mutex_);
+  const FsSpace space = space_locked();
+  return FsStatus(
+      Code::kNoSpace,
+      fmt::format("no space left on the zoned file system: {} of {} data zones hold "
+                  "data ({} bytes in files, {} reclaimable{})",
+                  space.data_zones - space.empty_zones, space.data_zones, space.used_bytes,
+                  space.reclaimable_bytes, options_.gc ? "" : "; garbage collection is off"));
+}
+
+void ZonedFs::release_zone(uint32_t zone, WriterId writer) {
+  bool finish = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (!zones_->holds(zone, writer)) return;  // taken back meanwhile
+    DataZone& z = zones_->zone(zone);
+    finish = z.written_part_way() &&
+             policy_->finish_on_release(z.view(), superblock_.finish_threshold_pct);
+    if (!finish) {
+      zones_->release(zone, false);
+      changed_.notify_all();
+      return;
+    }
+    z.writing = true;  // still ours while it is finished
+  }
+  FsStatus ok = io_.finish(zone);
+  std::lock_guard lock(mutex_);
+  zones_->release(zone, ok.is_ok());
+  if (ok) {
+    ++counters_.zones_finished_threshold;
+  } else if (failure_.empty()) {
+    failure_ = ok.message();
+  }
+  changed_.notify_all();
+}
+
+void ZonedFs::pin(const std::vector<Extent>& extents) {
+  for (const Extent& e : extents) ++zones_->zone(e.zone).readers;
+}
+
+void ZonedFs::unpin(const std::vector<Extent>& extents) {
+  bool zero = false;
+  for (const Extent& e : extents) zero = --zones_->zone(e.zone).readers == 0 || zero;
+  if (zero) changed_.notify_all();
+}
+
+void ZonedFs::release_file(FileId id) {
+  std::lock_guard lock(mutex_);
+  SpaceChanges changes;
+  const FileNode* node = meta_.file(id);
+  bool dies = node != nullptr && node->nlink == 0;
+  meta_.release(id, io_.block_bytes(), &changes);
+  if (dies && meta_.file(id) == nullptr) ++counters_.files_deleted;
+  for (const Extent& e : changes.freed) zones_->remove_live(e, io_.block_bytes(), applied_seq_);
+  ZL_ASSERT(handles_ > 0);
+  --handles_;
+}
+
+uint64_t ZonedFs::open_handles() const {
+  std::lock_guard lock(mutex_);
+  return handles_;
+}
+
+// --- namespace -------------------------------------------------------------
+
+FsStatus ZonedFs::create_dir(const std::string& path, bool parents) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  {
+    std::lock_guard lock(mutex_);
+    if (meta_.is_dir(path)) {
+      if (parents) return {};
+      return FsStatus(Code::kExists, fmt::format("{} exists", path));
+    }
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    if (meta_.lookup(path) != nullptr) {
+      return FsStatus(Code::kExists, fmt::format("{} exists and is a file", path));
+    }
+    std::vector<std::string> chain;  // the missing directories, deepest first
+    for (std::string dir = path; !meta_.is_dir(dir); dir = parent_of(dir)) {
+      if (meta_.lookup(dir) != nullptr) {
+        return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", dir));
+      }
+      chain.push_back(dir);
+    }
+    if (chain.size() > 1 && !parents) {
+      return FsStatus(Code::kNotFound, fmt::format("no directory {}", parent_of(path)));
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      Record r;
+      r.type = RecordType::kDirMade;
+      r.path = *it;
+      if (FsStatus ok = apply_locked(r); !ok) return ok;
+    }
+  }
+  return commit();
+}
+
+FsStatus ZonedFs::remove_dir(const std::string& path) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    if (!meta_.is_dir(path) && meta_.lookup(path) != nullptr) {
+      return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", path));
+    }
+    Record r;
+    r.type = RecordType::kDirRemoved;
+    r.path = path;
+    if (FsStatus ok = apply_locked(r); !ok) return ok;
+  }
+  return commit();
+}
+
+FsResult<std::vector<std::string>> ZonedFs::list(const std::string& dir) const {
+  if (FsStatus ok = check_path(dir); !ok) return ok;
+  std::lock_guard lock(mutex_);
+  if (!meta_.is_dir(dir)) {
+    if (meta_.lookup(dir) != nullptr) {
+      return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", dir));
+    }
+    return FsStatus(Code::kNotFound, fmt::format("no directory {}", dir));
+  }
+  return meta_.children(dir);
+}
+
+FsResult<FileStat> ZonedFs::stat(const std::string& path) const {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  std::lock_guard lock(mutex_);
+  FileStat st;
+  if (meta_.is_dir(path)) {
+    st.is_dir = true;
+    return st;
+  }
+  const FileNode* node = meta_.lookup(path);
+  if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", path));
+  st.id = node->id;
+  st.size = node->size;
+  if (auto it = buffered_.find(node->id); it != buffered_.end()) st.size += it->second;
+  st.mtime_ns = node->mtime_ns;
+  st.nlink = node->nlink;
+  st.lifetime = node->lifetime;
+  st.io_class = node->io_class;
+  st.extents = node->extents;
+  return st;
+}
+
+bool ZonedFs::exists(const std::string& path) const {
+  if (!check_path(path)) return false;
+  std::lock_guard lock(mutex_);
+  return meta_.is_dir(path) || meta_.lookup(path) != nullptr;
+}
+
+FsStatus ZonedFs::remove(const std::string& path) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    if (meta_.is_dir(path)) {
+      return FsStatus(Code::kIsDirectory, fmt::format("{} is a directory", path));
+    }
+    const FileNode* node = meta_.lookup(path);
+    if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", path));
+    FileId id = node->id;
+    Record r;
+    r.type = RecordType::kNameUnlinked;
+    r.path = path;
+    if (FsStatus ok = apply_locked(r); !ok) return ok;
+    if (meta_.file(id) == nullptr) ++counters_.files_deleted;
+    locked_.erase(path);
+  }
+  if (FsStatus ok = commit(); !ok) return ok;
+  return reset_free_zones();
+}
+
+FsStatus ZonedFs::rename(const std::string& from, const std::string& to) {
+  if (FsStatus ok = check_path(from); !ok) return ok;
+  if (FsStatus ok = check_path(to); !ok) return ok;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    if (meta_.is_dir(from)) {
+      return FsStatus(Code::kInvalid,
+                      fmt::format("{} is a directory (directories are not renamed)", from));
+    }
+    Record r;
+    r.type = RecordType::kRenamed;
+    r.path = from;
+    r.path2 = to;
+    if (FsStatus ok = apply_locked(r); !ok) return ok;
+  }
+  if (FsStatus ok = commit(); !ok) return ok;
+  return reset_free_zones();
+}
+
+FsStatus ZonedFs::link(const std::string& from, const std::string& to) {
+  if (FsStatus ok = check_path(from); !ok) return ok;
+  if (FsStatus ok = check_path(to); !ok) return ok;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    const FileNode* node = meta_.lookup(from);
+    if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", from));
+    Record r;
+    r.type = RecordType::kNameLinked;
+    r.id = node->id;
+    r.path = to;
+    if (FsStatus ok = apply_locked(r); !ok) return ok;
+  }
+  return commit();
+}
+
+FsStatus ZonedFs::truncate(const std::string& path, uint64_t size) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    const FileNode* node = meta_.lookup(path);
+    if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", path));
+    if (buffered_.count(node->id) != 0) {
+      return FsStatus(Code::kBusy, fmt::format("{} is open for writing", path));
+    }
+    if (size > node->size) {
+      return FsStatus(Code::kInvalid,
+                      fmt::format("{}: a zoned file grows only by appends (size {}, asked {})",
+                                  path, node->size, size));
+    }
+    if (size == node->size) return {};
+    Record r;
+    r.type = RecordType::kSizeSet;
+    r.id = node->id;
+    r.size = size;
+    r.mtime_ns = now_ns();
+    if (FsStatus ok = apply_locked(r); !ok) return ok;
+  }
+  if (FsStatus ok = commit(); !ok) return ok;
+  return reset_free_zones();
+}
+
+FsStatus ZonedFs::lock_file(const std::string& path) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  bool create = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (locked_.count(path) != 0) {
+      return FsStatus(Code::kBusy, fmt::format("{} is locked already", path));
+    }
+    if (meta_.is_dir(path)) {
+      return FsStatus(Code::kIsDirectory, fmt::format("{} is a directory", path));
+    }
+    create = meta_.lookup(path) == nullptr;
+  }
+  if (create) {
+    auto file = open_write(path, {});
+    if (!file) return file.status();
+    if (FsStatus ok = (*file)->close(); !ok) return ok;
+  }
+  std::lock_guard lock(mutex_);
+  if (!locked_.insert(path).second) {
+    return FsStatus(Code::kBusy, fmt::format("{} is locked already", path));
+  }
+  return {};
+}
+
+FsStatus ZonedFs::unlock_file(const std::string& path) {
+  std::lock_guard lock(mutex_);
+  if (locked_.erase(path) == 0) {
+    return FsStatus(Code::kInvalid, fmt::format("{} is not locked", path));
+  }
+  return {};
+}
+
+// --- opening files -----------------------------------------------------------
+
+FsResult<std::unique_ptr<WritableFile>> ZonedFs::open_write(const std::string& path,
+                                                            const WriteOptions& options) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  std::unique_ptr<WritableFile> file;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    if (meta_.is_dir(path)) {
+      return FsStatus(Code::kIsDirectory, fmt::format("{} is a directory", path));
+    }
+    if (!meta_.is_dir(parent_of(path))) {
+      if (meta_.lookup(parent_of(path)) != nullptr) {
+        return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", parent_of(path)));
+      }
+      return FsStatus(Code::kNotFound, fmt::format("no directory {}", parent_of(path)));
+    }
+    const FileNode* existing = meta_.lookup(path);
+    if (existing != nullptr && buffered_.count(existing->id) != 0) {
+      return FsStatus(Code::kBusy, fmt::format("{} is open for writing", path));
+    }
+    if (existing != nullptr && options.append) {
+      FileId id = existing->id;
+      meta_.hold(id);
+      buffered_[id] = 0;
+      ++handles_;
+      file.reset(
+          new WritableFile(*this, id, existing->size, existing->lifetime, existing->io_class));
+      return file;
+    }
+    if (existing != nullptr) {
+      Record unlinked;
+      unlinked.type = RecordType::kNameUnlinked;
+      unlinked.path = path;
+      FileId old = existing->id;
+      if (FsStatus ok = apply_locked(unlinked); !ok) return ok;
+      if (meta_.file(old) == nullptr) ++counters_.files_deleted;
+    }
+    Record created;
+    created.type = RecordType::kFileCreated;
+    created.id = meta_.next_id();
+    created.lifetime = options.lifetime;
+    created.io_class = options.io_class;
+    created.mtime_ns = now_ns();
+    if (FsStatus ok = apply_locked(created); !ok) return ok;
+    Record linked;
+    linked.type = RecordType::kNameLinked;
+    linked.id = created.id;
+    linked.path = path;
+    if (FsStatus ok = apply_locked(linked); !ok) return ok;
+    ++counters_.files_created;
+    meta_.hold(created.id);
+    buffered_[created.id] = 0;
+    ++handles_;
+    file.reset(new WritableFile(*this, created.id, 0, options.lifetime, options.io_class));
+  }
+  // As after open(2), the name is durable with the next commit: the file's
+  // sync or close, or a directory sync.
+  return file;
+}
+
+FsResult<std::unique_ptr<ReadableFile>> ZonedFs::open_read(const std::string& path) {
+  if (FsStatus ok = check_path(path); !ok) return ok;
+  std::lock_guard lock(mutex_);
+  if (meta_.is_dir(path)) {
+    return FsStatus(Code::kIsDirectory, fmt::format("{} is a directory", path));
+  }
+  const FileNode* node = meta_.lookup(path);
+  if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", path));
+  meta_.hold(node->id);
+  ++handles_;
+  return std::unique_ptr<ReadableFile>(new ReadableFile(*this, node->id));
+}
+
+// --- inspection --------------------------------------------------------------
+
+FsSpace ZonedFs::space_locked() const {
+  FsSpace s;
+  const uint64_t bs = io_.block_bytes();
+  s.zone_bytes = io_.zone_capacity_lbas() * bs;
+  s.data_zones = zones_->count();
+  for (const DataZone& z : zones_->zones()) {
+    if (z.empty()) ++s.empty_zones;
+    if (z.active()) ++s.active_zones;
+    s.free_bytes += z.room_lbas() * bs;
+    s.used_bytes += z.live_blocks * bs;
+    s.reclaimable_bytes += z.garbage_blocks() * bs;
+    if (z.finished) s.lost_bytes += (z.capacity_lbas - z.wp_lbas) * bs;
+  }
+  for (const auto& [id, node] : meta_.files()) {
+    if (node.nlink == 0) continue;
+    ++s.files;
+    s.file_bytes += node.size;
+  }
+  uint64_t appended = 0;
+  for (uint64_t b : counters_.appended_bytes) appended += b;
+  const uint64_t written = io_.counters().written_bytes();
+  s.write_amplification =
+      appended == 0 ? 0.0 : static_cast<double>(written) / static_cast<double>(appended);
+  return s;
+}
+
+FsSpace ZonedFs::space() const {
+  std::lock_guard lock(mutex_);
+  return space_locked();
+}
+
+FsCounters ZonedFs::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+uint64_t ZonedFs::token_revocations() const {
+  std::lock_guard lock(mutex_);
+  return zones_->revocations();
+}
+
+std::string ZonedFs::dump_json() const {
+  using Json = nlohmann::ordered_json;
+  std::lock_guard lock(mutex_);
+  Json out;
+  out["uuid"] = uuid_text(superblock_.uuid);
+  out["block_bytes"] = io_.block_bytes();
+  out["meta_zones"] = superblock_.meta_zones;
+  out["journal"] = {{"active_zone", journal_->active_zone()}, {"sequence", journal_->sequence()}};
+  Json dirs = Json::array();
+  for (const std::string& d : meta_.dirs()) dirs.push_back(d);
+  out["directories"] = dirs;
+  std::map<FileId, std::vector<std::string>> names;
+  for (const auto& [path, id] : meta_.names()) names[id].push_back(path);
+  Json files = Json::array();
+  for (const auto& [id, node] : meta_.files()) {
+    Json extents = Json::array();
+    for (const Extent& e : node.extents) {
+      extents.push_back({{"zone", e.zone}, {"lba", e.lba}, {"length", e.length}});
+    }
+    files.push_back({{"id", id},
+                     {"names", names[id]},
+                     {"size", node.size},
+                     {"lifetime", lifetime_name(node.lifetime)},
+                     {"io_class", io_class_name(node.io_class)},
+                     {"mtime_ns", node.mtime_ns},
+                     {"extents", extents}});
+  }
+  out["files"] = files;
+  Json zones = Json::array();
+  for (const DataZone& z : zones_->zones()) {
+    const char* state = z.empty() ? "empty" : z.finished ? "finished" : "part-written";
+    Json zone = {{"zone", z.index},
+                 {"state", state},
+                 {"written_blocks", z.wp_lbas},
+                 {"live_blocks", z.live_blocks},
+                 {"lifetime", lifetime_name(z.lifetime)},
+                 {"io_class", io_class_name(z.io_class)},
+                 {"held", z.held()}};
+    if (auto it = meta_.owners().find(z.index); it != meta_.owners().end()) {
+      zone["last_taken_by"] = it->second.id;
+      zone["last_taken_at_lba"] = it->second.lba;
+    }
+    zones.push_back(zone);
+  }
+  out["zones"] = zones;
+  return out.dump();
+}
+
+std::string ZonedFs::stats_json() const {
+  using Json = nlohmann::ordered_json;
+  std::lock_guard lock(mutex_);
+  const FsSpace s = space_locked();
+  const FsCounters& c = counters_;
+  Json by_class = Json::object();
+  for (size_t i = 0; i < kIoClassCount; ++i) {
+    by_class[io_class_name(static_cast<IoClass>(i))] = {{"appended_bytes", c.appended_bytes[i]},
+                                                        {"written_bytes", c.data_written_bytes[i]}};
+  }
+  Json out;
+  out["space"] = {{"zone_bytes", s.zone_bytes},
+                  {"data_zones", s.data_zones},
+                  {"empty_zones", s.empty_zones},
+                  {"active_zones", s.active_zones},
+                  {"free_bytes", s.free_bytes},
+                  {"used_bytes", s.used_bytes},
+                  {"reclaimable_bytes", s.reclaimable_bytes},
+                  {"lost_bytes", s.lost_bytes},
+                  {"files", s.files},
+                  {"file_bytes", s.file_bytes},
+                  {"write_amplification", s.write_amplification}};
+  out["files"] = {{"created", c.files_created},
+                  {"deleted", c.files_deleted},
+                  {"syncs", c.syncs},
+                  {"by_class", by_class}};
+  out["gc"] = {{"zones_collected", c.gc_runs}, {"copied_bytes", c.gc_copied_bytes}};
+  uint64_t resets = c.zones_reset;
+  out["zones"] = {
+      {"reset", resets},
+      {"reset_without_copy", c.zones_reset_without_copy},
+      {"reset_without_copy_share",
+       resets == 0 ? 0.0
+                   : static_cast<double>(c.zones_reset_without_copy) / static_cast<double>(resets)},
+      {"finished_threshold", c.zones_finished_threshold},
+      {"finished_for_token", c.zones_finished_for_token},
+      {"token_waits", c.token_waits},
+      {"token_revocations", zones_->revocations()},
+      {"open_limit", zones_->limits().open},
+      {"active_limit", zones_->limits().active}};
+  out["journal"] = {{"commits", c.journal_commits},
+                    {"rolls", c.journal_rolls},
+                    {"active_zone", journal_->active_zone()},
+                    {"sequence", journal_->sequence()}};
+  out["recovered_tail_bytes"] = c.recovered_tail_bytes;
+  out["device_io"] = Json::parse(io_.counters_json());
+  return out.dump();
+}
+
+}  // namespace zonelab::fs

@@ -1,0 +1,378 @@
+// The zoned file system: ZenFS's design (seed 000 §4.2) on a zonelab device
+// stack. Files are lists of extents in data zones; metadata lives in a
+// journal on dedicated metadata zones (journal.h); a placement policy
+// (placement.h) chooses where data goes, within the open and active zone
+// tokens (zones.h); garbage collection moves live data out of zones that
+// are mostly garbage and resets them.
+//
+// It talks to the device only through the stack's blocking interface and
+// queries (device_io.h), so the same code runs in virtual time (one caller;
+// each I/O advances the simulation to its completion -- tests, tools) and
+// in real time (RocksDB's threads; the device paced to the wall clock).
+// Every public method is safe to call from any thread in real time.
+//
+// Guarantees (docs/fs.md):
+//   - data a file's sync() or close() returned from is durable with its
+//     size; a name created, renamed, linked or removed, a directory made or
+//     removed, is durable when the call returns;
+//   - data is written before the journal records that refer to it; a zone
+//     is reset only after the records that free it are durable; a writer
+//     records that it took a zone, durably, before its first write there;
+//   - recovery gives the state of the last durable journal group, plus --
+//     from the device's write pointers -- the whole blocks a file still
+//     being written had put on the device past its last record (the tail of
+//     a zone the file held); space written but never recorded is garbage,
+//     never reused unreset.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fs/device_io.h"
+#include "fs/journal.h"
+#include "fs/metadata.h"
+#include "fs/placement.h"
+#include "fs/status.h"
+#include "fs/zones.h"
+#include "stack/stack.h"
+
+namespace zonelab::fs {
+
+// Data zones kept active when the device sets no limit (seed 000 §4.2: more
+// than 12 add nothing measurable).
+inline constexpr uint32_t kActiveZonesDefault = 16;
+
+struct MkfsOptions {
+  uint32_t meta_zones = 2;
+  // Finish a data zone when a writer lets it go with less than this share of
+  // its capacity left (ZenFS's finish threshold), in percent.
+  uint32_t finish_threshold_pct = 0;
+  // Garbage collection keeps at least this share of the data zones empty,
+  // in percent.
+  uint32_t gc_free_pct = 10;
+  std::string policy = "zenfs";
+  // Seeds the file system's UUID (a random one when not given).
+  std::optional<uint64_t> uuid_seed;
+  // Overwrite a device that holds a file system.
+  bool force = false;
+};
+
+// Checks options against a device; the message names the bad option.
+FsStatus check_mkfs_options(const MkfsOptions& options, const DeviceInfo& info, bool stores_data);
+
+struct MountOptions {
+  // Nothing is written to the device: no recovery roll, no reset, no file
+  // changes (fsck, ls, cat). The stack may be read-only.
+  bool read_only = false;
+  // Garbage collection: in the foreground when a writer finds no empty
+  // zone, and in the background (a timer on the stack's clock every
+  // `gc_period_ns` of device time). Without it a full device answers
+  // NoSpace.
+  bool gc = true;
+  uint64_t gc_period_ns = 100'000'000;
+  // Bytes a writer buffers before it writes whole blocks out.
+  uint64_t write_buffer_bytes = 1 << 20;
+  // Bytes a sequential reader reads ahead.
+  uint64_t readahead_bytes = 256 << 10;
+  // In real time, how long a writer waits for an open or active token that
+  // every other writer is using, before it gives up with kBusy.
+  uint64_t token_wait_ms = 60'000;
+};
+FsStatus check_mount_options(const MountOptions& options);
+
+struct FileStat {
+  bool is_dir = false;
+  uint64_t size = 0;
+  uint64_t mtime_ns = 0;
+  uint32_t nlink = 0;
+  FileId id = 0;
+  Lifetime lifetime = Lifetime::kNotSet;
+  IoClass io_class = IoClass::kOther;
+  std::vector<Extent> extents;
+};
+
+// What the file system has done, for df, dump and the benchmarks.
+struct FsCounters {
+  uint64_t appended_bytes[kIoClassCount] = {};      // what files were given, by class
+  uint64_t data_written_bytes[kIoClassCount] = {};  // what went to the device for them
+  uint64_t files_created = 0;
+  uint64_t files_deleted = 0;
+  uint64_t syncs = 0;
+  uint64_t gc_runs = 0;          // zones garbage collection emptied
+  uint64_t gc_copied_bytes = 0;  // live bytes it moved
+  uint64_t zones_reset = 0;
+  uint64_t zones_reset_without_copy = 0;  // reset with no live data moved out first
+  uint64_t zones_finished_threshold = 0;  // left with less than the finish threshold
+  uint64_t zones_finished_for_token = 0;  // to free an active token
+  uint64_t token_waits = 0;               // writers that waited for a token
+  uint64_t journal_commits = 0;           // groups written
+  uint64_t journal_rolls = 0;             // metadata zones started
+  uint64_t recovered_tail_bytes = 0;      // given back to files at mount
+};
+
+struct FsSpace {
+  uint64_t zone_bytes = 0;  // one data zone's capacity
+  uint32_t data_zones = 0;
+  uint32_t empty_zones = 0;
+  uint32_t active_zones = 0;
+  uint64_t free_bytes = 0;         // empty zones plus room in zones written part way
+  uint64_t used_bytes = 0;         // held by files (whole blocks)
+  uint64_t reclaimable_bytes = 0;  // written but held by no file
+  uint64_t lost_bytes = 0;         // left unwritten in zones finished early
+  uint64_t file_bytes = 0;         // the files' sizes
+  uint64_t files = 0;
+  // Bytes the file system wrote to the device (data, padding, metadata,
+  // garbage collection) / bytes files were given, since mount.
+  double write_amplification = 0;
+};
+
+class WritableFile;
+class ReadableFile;
+
+class ZonedFs {
+ public:
+  ~ZonedFs();
+  ZonedFs(const ZonedFs&) = delete;
+  ZonedFs& operator=(const ZonedFs&) = delete;
+
+  // Makes an empty file system on the stack's device.
+  static FsStatus mkfs(Stack& stack, const MkfsOptions& options);
+  // Recovers the file system on the stack's device and makes it usable.
+  static FsResult<std::unique_ptr<ZonedFs>> mount(Stack& stack, const MountOptions& options = {});
+
+  // Commits what is pending and stops background work. Every file must be
+  // closed first.
+  FsStatus unmount();
+
+  // --- namespace
+  // Makes a directory (with `parents`, the missing ones above it too; an
+  // existing directory is then no error).
+  FsStatus create_dir(const std::string& path, bool parents);
+  FsStatus remove_dir(const std::string& path);
+  FsResult<std::vector<std::string>> list(const std::string& dir) const;
+  FsResult<FileStat> stat(const std::string& path) const;
+  bool exists(const std::string& path) const;
+  FsStatus remove(const std::string& path);
+  // Replaces a file at `to`, atomically.
+  FsStatus rename(const std::string& from, const std::string& to);
+  FsStatus link(const std::string& from, const std::string& to);
+  FsStatus truncate(const std::string& path, uint64_t size);
+  // Makes every change so far durable (RocksDB's directory fsync).
+  FsStatus sync_metadata();
+  // Advisory locks (RocksDB's LOCK file): the file is made if missing; a
+  // second lock of the same path fails with kBusy until unlocked.
+  FsStatus lock_file(const std::string& path);
+  FsStatus unlock_file(const std::string& path);
+
+  // --- files
+  struct WriteOptions {
+    Lifetime lifetime = Lifetime::kNotSet;
+    IoClass io_class = IoClass::kOther;
+    bool append = false;  // keep an existing file's data and write after it
+  };
+  // Creates (or truncates, or with `append` reopens) a file for writing. A
+  // file has at most one writer.
+  FsResult<std::unique_ptr<WritableFile>> open_write(const std::string& path,
+                                                     const WriteOptions& options);
+  FsResult<std::unique_ptr<ReadableFile>> open_read(const std::string& path);
+
+  // --- inspection
+  const Superblock& superblock() const { return superblock_; }
+  bool read_only() const { return options_.read_only; }
+  FsSpace space() const;
+  FsCounters counters() const;
+  const DeviceCounters& device_counters() const { return io_.counters(); }
+  uint64_t token_revocations() const;
+  // Every zone and file as JSON (fs dump).
+  std::string dump_json() const;
+  // Counters, space and the device's own counters as JSON (one object).
+  std::string stats_json() const;
+  // The active metadata zone's header sequence (one more each time the
+  // journal starts a zone).
+  uint64_t journal_sequence() const { return journal_->sequence(); }
+  uint32_t journal_zone() const { return journal_->active_zone(); }
+  // Commits what is pending and resets the zones nothing holds any more.
+  FsStatus reclaim();
+  // What recovery noticed (a torn journal tail, a file's recovered tail),
+  // one line each.
+  const std::vector<std::string>& recovery_notes() const { return notes_; }
+  DeviceIo& io() { return io_; }
+  uint64_t block_bytes() const { return io_.block_bytes(); }
+  // Open files (handles), for checks at unmount.
+  uint64_t open_handles() const;
+
+  // Runs garbage collection until `free_zones` data zones are empty or no
+  // zone has garbage; returns the zones it emptied.
+  FsResult<uint32_t> collect_garbage(uint32_t free_zones);
+
+  // Checks every invariant (fsck.cc); with `repair`, mends what it can.
+  struct FsckReport {
+    std::vector<std::string> problems;  // damage found, one line each
+    std::vector<std::string> repairs;   // what was mended
+    uint64_t files = 0;
+    uint64_t extents = 0;
+    uint64_t journal_groups = 0;
+    bool clean() const { return problems.empty(); }
+  };
+  FsckReport fsck(bool repair);
+
+ private:
+  friend class WritableFile;
+  friend class ReadableFile;
+
+  ZonedFs(Stack& stack, const MountOptions& options);
+  FsStatus recover();
+  // The tails of files a crash left being written (see the top of this
+  // file), as extent-added records; under mutex_.
+  void recover_tails();
+  FsStatus check_extents_against_zones();
+
+  // Applies a record to the metadata and the zones, and queues it for the
+  // journal unless `journal` is false (a file with no name left: gone after a
+  // restart whatever happens to it). Under mutex_.
+  FsStatus apply_locked(const Record& record, bool journal = true);
+  // Applies a record for an open file: journaled unless the file lost its
+  // last name.
+  FsStatus apply_for_file(const Record& record, FileId id);
+  // Writes the queued records (and anything queued before them). Not under
+  // mutex_.
+  FsStatus commit();
+  Journal::Batch take_batch(uint64_t room_bytes);
+  // Resets the zones that hold nothing any more. Not under mutex_.
+  FsStatus reset_free_zones();
+  FsStatus fail(FsStatus status);   // the file system stops taking writes
+  FsStatus check_writable() const;  // under mutex_
+  uint64_t now_ns() const;
+  FsSpace space_locked() const;
+
+  // For writers (files and garbage collection): a zone held by `writer`
+  // with room, marked as being written, and durably recorded as the
+  // writer's (may finish a zone, reset zones, collect garbage or wait to
+  // find one). Not under mutex_.
+  FsResult<uint32_t> allocate_zone(WriterId writer, Lifetime lifetime, IoClass io_class);
+  // Writes `blocks` blocks (of which `valid_bytes` are the file's, the rest
+  // padding) for `writer` into its zone(s), calling `placed` (under mutex_)
+  // with each extent written. `zone` is the writer's current zone, if any,
+  // and is updated. Not under mutex_.
+  using PlacedFn = std::function<FsStatus(const Extent&)>;
+  FsStatus write_blocks(WriterId writer, Lifetime lifetime, IoClass io_class,
+                        std::optional<uint32_t>& zone, const uint8_t* data, uint64_t blocks,
+                        uint64_t valid_bytes, WriteCause cause, const PlacedFn& placed);
+  // A writer lets go of its zone (finishing it if the policy says so). Not
+  // under mutex_.
+  void release_zone(uint32_t zone, WriterId writer);
+  // For readers: extents pinned against reset while they are read. Under
+  // mutex_.
+  void pin(const std::vector<Extent>& extents);
+  void unpin(const std::vector<Extent>& extents);
+  void release_file(FileId id);  // a handle closed
+
+  FsStatus gc_one_zone(uint32_t victim);
+  // Sets the next background collection (under mutex_).
+  void schedule_background_gc();
+  void background_gc();
+  uint32_t gc_target_zones() const;
+
+  Stack& stack_;
+  DeviceIo io_;
+  MountOptions options_;
+  Superblock superblock_;
+  std::unique_ptr<PlacementPolicy> policy_;
+  std::unique_ptr<Journal> journal_;
+  std::unique_ptr<ZoneManager> zones_;
+
+  mutable std::mutex mutex_;         // everything below
+  std::condition_variable changed_;  // tokens or zones freed, readers gone
+  Metadata meta_;
+  std::vector<uint8_t> pending_;         // encoded records not yet in the journal
+  uint64_t applied_seq_ = 0;             // journaled records applied since mount
+  uint64_t durable_seq_ = 0;             // of those, in the journal
+  std::map<FileId, uint64_t> buffered_;  // bytes open writers hold unwritten
+  std::set<std::string> locked_;
+  FsCounters counters_;
+  std::vector<std::string> notes_;
+  std::string failure_;  // set once a write to the device failed
+  uint64_t handles_ = 0;
+  uint64_t gc_timer_ = 0;
+  bool unmounted_ = false;
+  std::mutex gc_mutex_;  // one collection at a time
+};
+
+// A file open for writing: appends go into a buffer and out to the device in
+// whole blocks; sync() writes the rest, padding the last block, and makes
+// the data and the file's size durable.
+class WritableFile {
+ public:
+  ~WritableFile();
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+
+  FsStatus append(const uint8_t* data, uint64_t bytes);
+  // Writes whole buffered blocks out (no padding, nothing made durable).
+  FsStatus flush();
+  FsStatus sync();
+  FsStatus close();
+  // Cuts the file to `size` (at most its size); synced first.
+  FsStatus truncate(uint64_t size);
+  uint64_t size() const { return size_; }
+  // Lifetime and class of the data to come (RocksDB sets them before the
+  // first write).
+  void set_hints(Lifetime lifetime, IoClass io_class);
+  Lifetime lifetime() const { return lifetime_; }
+  IoClass io_class() const { return io_class_; }
+  FileId id() const { return id_; }
+
+ private:
+  friend class ZonedFs;
+  WritableFile(ZonedFs& fs, FileId id, uint64_t size, Lifetime lifetime, IoClass io_class);
+  // Writes the first `blocks` blocks of the buffer (`valid_bytes` of them
+  // the file's).
+  FsStatus write_out(uint64_t blocks, uint64_t valid_bytes);
+
+  ZonedFs& fs_;
+  FileId id_;
+  uint64_t size_;  // the file's bytes, buffered ones included
+  Lifetime lifetime_;
+  IoClass io_class_;
+  std::vector<uint8_t> buffer_;
+  uint64_t buffered_ = 0;
+  std::optional<uint32_t> zone_;
+  bool closed_ = false;
+};
+
+// A file open for reading, at any offset (thread-safe); a sequential reader
+// (read_next, one thread) reads ahead.
+class ReadableFile {
+ public:
+  ~ReadableFile();
+  ReadableFile(const ReadableFile&) = delete;
+  ReadableFile& operator=(const ReadableFile&) = delete;
+
+  // Reads up to `bytes` at `offset` into `out`; fewer at the end of the file.
+  FsResult<uint64_t> read(uint64_t offset, uint64_t bytes, uint8_t* out) const;
+  // The next bytes after the last read_next (a sequential reader).
+  FsResult<uint64_t> read_next(uint64_t bytes, uint8_t* out);
+  FsStatus skip(uint64_t bytes);
+  uint64_t size() const;
+  FileId id() const { return id_; }
+
+ private:
+  friend class ZonedFs;
+  ReadableFile(ZonedFs& fs, FileId id) : fs_(fs), id_(id) {}
+
+  ZonedFs& fs_;
+  FileId id_;
+  uint64_t position_ = 0;
+  // Readahead: bytes of the file from `ahead_offset_`.
+  std::vector<uint8_t> ahead_;
+  uint64_t ahead_offset_ = 0;
+};
+
+}  // namespace zonelab::fs

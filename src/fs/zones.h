@@ -1,0 +1,147 @@
+// The data zones as the file system keeps them: what each holds, who writes
+// to it, and the open and active zone tokens that keep the file system
+// inside the device's limits (seed 000 §4.2, "Active Zone Limits").
+//
+// A data zone is empty, written part way (it holds one of the device's
+// active resources), or finished (full, or finished early). A writer -- an
+// open file, or garbage collection -- holds a zone while it writes to it,
+// at the write pointer the file system tracks; that is its open token. A
+// zone held but not yet written counts as active too, since its first write
+// makes it so. Each zone counts the blocks files hold in it; a zone that
+// holds none, has no writer and no reader, and has been written to, is
+// reset -- and so reused.
+//
+// Tokens: at most `open_limit` zones held and `active_limit` zones active at
+// once (the device's MOR and MAR less the metadata zone's, or a default when
+// the device sets none). One of each is kept back for the write-ahead log
+// and garbage collection, so a table file can never take the last one. A
+// writer that holds a zone but is not writing to it (a log between syncs)
+// lends its token: when another writer needs one and none is free, the idle
+// writer's zone is taken back, and it takes a zone again at its next write.
+// So a well-behaved file system never sees TOO_MANY_ACTIVE_ZONES, and
+// writes (which open zones implicitly) never TOO_MANY_OPEN_ZONES.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "fs/metadata.h"
+#include "fs/placement.h"
+
+namespace zonelab::fs {
+
+// Who holds a zone: a file's id, garbage collection, or nobody.
+using WriterId = uint64_t;
+inline constexpr WriterId kNoWriter = 0;
+inline constexpr WriterId kGcWriter = UINT64_MAX;
+
+struct DataZone {
+  uint32_t index = 0;
+  uint64_t start_lba = 0;
+  uint64_t capacity_lbas = 0;
+  uint64_t wp_lbas = 0;                   // zone-relative: blocks written
+  uint64_t live_blocks = 0;               // blocks files hold
+  Lifetime lifetime = Lifetime::kNotSet;  // the longest lifetime of data in it
+  IoClass io_class = IoClass::kOther;     // of the writes that started it
+  WriterId writer = kNoWriter;            // holds its open token
+  bool writing = false;                   // the writer is writing now: not taken back
+  bool finished = false;                  // full, or finished early
+  bool collecting = false;                // being emptied, reset or finished: nobody takes it
+  uint32_t readers = 0;
+  // The file system's record count when the zone last lost a block: it may
+  // be reset once the journal holds that many records (the records that
+  // freed it are durable).
+  uint64_t freed_seq = 0;
+
+  bool empty() const { return wp_lbas == 0 && !finished; }
+  bool held() const { return writer != kNoWriter; }
+  bool written_part_way() const { return wp_lbas > 0 && !finished; }
+  // Holds an active resource on the device, or will at its first write.
+  bool active() const { return written_part_way() || (held() && !finished); }
+  uint64_t room_lbas() const { return finished ? 0 : capacity_lbas - wp_lbas; }
+  uint64_t garbage_blocks() const { return wp_lbas - live_blocks; }
+  ZoneView view() const { return {index, capacity_lbas, room_lbas(), lifetime, io_class}; }
+};
+
+struct ZoneLimits {
+  uint32_t open = 0;    // zones held at once
+  uint32_t active = 0;  // zones active at once
+};
+
+class ZoneManager {
+ public:
+  ZoneManager(uint32_t first_zone, uint32_t zone_count, uint64_t zone_size_lbas,
+              uint64_t capacity_lbas, ZoneLimits limits);
+
+  // The device's view at mount: zone-relative write pointer and whether the
+  // zone takes no more writes.
+  void load(uint32_t zone, uint64_t wp_lbas, bool finished);
+
+  // Space files take and give back (whole blocks).
+  void add_live(const Extent& blocks, uint64_t block_bytes);
+  // `seq`: the record count once the record freeing them is applied.
+  void remove_live(const Extent& blocks, uint64_t block_bytes, uint64_t seq);
+
+  bool is_data_zone(uint32_t zone) const { return zone >= first_ && zone - first_ < count(); }
+  uint32_t count() const { return static_cast<uint32_t>(zones_.size()); }
+  DataZone& zone(uint32_t index) { return zones_.at(index - first_); }
+  const DataZone& zone(uint32_t index) const { return zones_.at(index - first_); }
+  const std::vector<DataZone>& zones() const { return zones_; }
+
+  // What a writer gets when it asks for a zone.
+  struct Allocation {
+    enum class Kind : uint8_t {
+      kZone,     // `zone` is the writer's now (`fresh`: it was empty)
+      kFinish,   // finish `zone` first, which frees an active token; then ask again
+      kNoSpace,  // no empty zone: reset zones, or collect garbage, and ask again
+      kWait,     // every token is held by a writer that is writing: wait for one
+    };
+    Kind kind = Kind::kWait;
+    uint32_t zone = 0;
+    bool fresh = false;
+  };
+  // Finds a zone for `writer`, whose data has this lifetime and class, and
+  // makes the writer its holder -- or says what must happen first. The log
+  // and garbage collection may use the tokens kept back; with
+  // `keep_empty_for_gc` only garbage collection takes the last empty zone,
+  // so that it can always move a zone's live data out and free it.
+  Allocation allocate(const PlacementPolicy& policy, Lifetime lifetime, IoClass io_class,
+                      WriterId writer, bool keep_empty_for_gc);
+
+  bool holds(uint32_t zone, WriterId writer) const { return this->zone(zone).writer == writer; }
+  // The writer lets go of its zone; `finish` when the zone was (or is about
+  // to be) finished on the device.
+  void release(uint32_t zone, bool finish);
+  void mark_reset(uint32_t zone);
+
+  // Zones that may be reset now: they hold nothing, no writer or reader
+  // has them, and the records that freed them are among the first
+  // `durable_seq` records (in the journal).
+  std::vector<uint32_t> resettable(uint64_t durable_seq) const;
+  // The zone garbage collection should empty next: the smallest share of
+  // live data among those with garbage that nobody holds.
+  std::optional<uint32_t> gc_victim() const;
+
+  uint32_t held_count() const;
+  uint32_t active_count() const;
+  // Empty zones nobody holds.
+  uint32_t empty_count() const;
+  const ZoneLimits& limits() const { return limits_; }
+  uint64_t revocations() const { return revocations_; }
+
+ private:
+  // Takes back the token of a writer that is not writing (the zone with the
+  // least room first; with `part_way`, only a zone written part way); false
+  // when every holder is writing.
+  bool revoke_idle(WriterId asking, bool part_way);
+  void take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class);
+
+  uint32_t first_;
+  std::vector<DataZone> zones_;
+  ZoneLimits limits_;
+  uint32_t next_empty_ = 0;  // round robin over empty zones spreads wear
+  uint64_t revocations_ = 0;
+};
+
+}  // namespace zonelab::fs
