@@ -22,6 +22,20 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
+uint64_t cpu_clock_ns(clockid_t clock) {
+  struct timespec ts;
+  if (::clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The calling thread's CPU time, or another thread's.
+uint64_t thread_cpu_ns() { return cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+uint64_t thread_cpu_ns(pthread_t thread) {
+  clockid_t clock;
+  if (::pthread_getcpuclockid(thread, &clock) != 0) return 0;
+  return cpu_clock_ns(clock);
+}
+
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -147,10 +161,12 @@ void RealtimeDriver::start() {
     misuse("start() twice, after stop(), or inside run_until_idle()");
   }
   started_ = true;
+  started_wall_ns_ = wall_now_ns();
   for (uint32_t i = 0; i <= options_.standby_threads; ++i) {
     threads_.emplace_back([this, i] {
       if (i > 0) run_as_standby();
       loop(false);
+      finished_cpu_ns_.fetch_add(thread_cpu_ns(), std::memory_order_relaxed);
     });
   }
 }
@@ -280,8 +296,21 @@ void RealtimeDriver::record(Delivery delivery, int64_t error_ns, int64_t turnaro
 }
 
 RealtimeStats RealtimeDriver::stats() const {
-  std::lock_guard lock(stats_mutex_);
-  return stats_;
+  RealtimeStats out;
+  {
+    std::lock_guard lock(stats_mutex_);
+    out = stats_;
+  }
+  std::lock_guard lock(mutex_);
+  out.loop_cpu_ns = finished_cpu_ns_.load(std::memory_order_relaxed);
+  for (const std::thread& thread : threads_) {
+    out.loop_cpu_ns += thread_cpu_ns(const_cast<std::thread&>(thread).native_handle());
+  }
+  if (started_) {
+    out.loop_wall_ns =
+        static_cast<uint64_t>((stopped_ ? stopped_wall_ns_ : wall_now_ns()) - started_wall_ns_);
+  }
+  return out;
 }
 
 void RealtimeDriver::wait_idle() {
@@ -444,8 +473,12 @@ void RealtimeDriver::stop() {
     stop_hint_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
-  for (auto& thread : threads_) thread.join();
-  threads_.clear();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);  // stats() reads threads_
+    threads.swap(threads_);
+  }
+  for (auto& thread : threads) thread.join();
   {
     // Without loop threads (or with run_until_idle on another thread, which
     // stops at its next turn) what was accepted completes here.
@@ -459,6 +492,7 @@ void RealtimeDriver::stop() {
   idle_.wait(lock, [&] { return sync_callers_ == 0; });
   ZL_ASSERT(outstanding_ == 0 && inbox_head_ == nullptr);
   stopped_ = true;
+  stopped_wall_ns_ = wall_now_ns();
 }
 
 }  // namespace zonelab

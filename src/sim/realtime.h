@@ -118,6 +118,10 @@ struct RealtimeStats {
   uint64_t completions = 0;  // delivered while running (not drained)
   uint64_t drained = 0;      // delivered by stop() without pacing
   uint64_t refused = 0;      // submissions refused (stopping, or full)
+  // The loop threads' CPU time and the wall time since start(): how much of
+  // a core pacing costs (spinning near events takes one whole).
+  uint64_t loop_cpu_ns = 0;
+  uint64_t loop_wall_ns = 0;
 };
 
 class RealtimeDriver final : private CompletionSink {
@@ -266,8 +270,11 @@ class RealtimeDriver final : private CompletionSink {
   std::atomic<int64_t> next_wall_ns_{kNoEvent};
   std::atomic<uint32_t> sleepers_{0};  // loop threads blocked on wake_
   std::vector<std::thread> threads_;
-  std::atomic<uint32_t> in_loop_{0};  // run_until_idle or loop threads running
-  bool draining_ = false;             // device lock
+  int64_t started_wall_ns_ = 0;
+  int64_t stopped_wall_ns_ = 0;
+  std::atomic<uint64_t> finished_cpu_ns_{0};  // of loop threads that have ended
+  std::atomic<uint32_t> in_loop_{0};          // run_until_idle or loop threads running
+  bool draining_ = false;                     // device lock
 
   mutable std::mutex stats_mutex_;
   RealtimeStats stats_;

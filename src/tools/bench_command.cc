@@ -10,19 +10,11 @@
 
 #include "common/units.h"
 #include "sim/realtime.h"
+#include "stack/stack_report.h"
 #include "workload/runner.h"
 
 namespace zonelab::cli {
 namespace {
-
-Json latency_json(const Histogram& h) {
-  return Json{{"mean", static_cast<uint64_t>(std::llround(h.mean()))},
-              {"p50", h.percentile(50)},
-              {"p95", h.percentile(95)},
-              {"p99", h.percentile(99)},
-              {"p999", h.percentile(99.9)},
-              {"max", h.max()}};
-}
 
 // randrw's reads or writes alone, over the job's time.
 Json direction_json(const JobResult& r, const JobResult::Direction& d) {
@@ -61,63 +53,6 @@ Json job_json(const JobResult& r) {
     j["read"] = direction_json(r, r.reads);
     j["write"] = direction_json(r, r.writes);
   }
-  return j;
-}
-
-double fraction(uint64_t busy_ns, uint64_t span_ns) {
-  if (span_ns == 0) return 0.0;
-  return std::round(static_cast<double>(busy_ns) / static_cast<double>(span_ns) * 1e6) / 1e6;
-}
-
-Json device_json(const ModeledDevice& device, uint64_t span_ns) {
-  const Flash& flash = device.flash();
-  const FlashCounters& fc = flash.counters();
-  const HostCounters& zc = device.counters();
-  uint64_t page = flash.page_size_bytes();
-  auto programmed = [&](FlashCause cause) {
-    return fc.program_pages[static_cast<size_t>(cause)] * page;
-  };
-  Json j;
-  j["host_write_bytes"] = zc.host_write_bytes;
-  j["host_read_bytes"] = zc.host_read_bytes;
-  j["flash_program_bytes"] = {{"host", programmed(FlashCause::kHost)},
-                              {"gc", programmed(FlashCause::kGc)},
-                              {"finish", programmed(FlashCause::kFinish)},
-                              {"parity", programmed(FlashCause::kParity)}};
-  j["flash_read_bytes"] = fc.read_bytes;
-  uint64_t erases = 0;
-  for (uint64_t e : fc.erases) erases += e;
-  j["erases"] = erases;
-  j["erases_by_cause"] = {{"reset", fc.erases[static_cast<size_t>(FlashCause::kReset)]},
-                          {"gc", fc.erases[static_cast<size_t>(FlashCause::kGc)]}};
-  uint64_t total_programmed = 0;
-  for (uint64_t p : fc.program_pages) total_programmed += p * page;
-  j["write_amplification"] = zc.host_write_bytes == 0
-                                 ? Json(nullptr)
-                                 : Json(std::round(static_cast<double>(total_programmed) /
-                                                   static_cast<double>(zc.host_write_bytes) * 1e4) /
-                                        1e4);
-  Json channels = Json::array();
-  for (uint32_t c = 0; c < flash.channels(); ++c)
-    channels.push_back(fraction(flash.channel_busy_ns(c), span_ns));
-  Json dies = Json::array();
-  for (uint32_t d = 0; d < flash.dies(); ++d)
-    dies.push_back(fraction(flash.die_busy_ns(d), span_ns));
-  j["channel_busy"] = channels;
-  j["die_busy"] = dies;
-  j["implicit_closes"] = device.implicit_closes();
-  device.describe_run(j);
-  return j;
-}
-
-Json realtime_json(const RealtimeOptions& options, const RealtimeStats& stats) {
-  Json j;
-  j["timing"] = std::string(timing_name(options.timing));
-  j["time_scale"] = options.time_scale;
-  j["spin_ns"] = options.spin_ns;
-  j["completions"] = stats.completions;
-  j["completion_error_ns"] = latency_json(stats.completion_error_ns);
-  j["turnaround_ns"] = latency_json(stats.turnaround_ns);
   return j;
 }
 
@@ -454,7 +389,7 @@ int run_bench(const BenchOptions& o) {
   if (!saved) return bad_input(saved.error());
   uint64_t span = run.end_ns - run.start_ns;
   Json dev;
-  stack.inspect([&](const ModeledDevice& device) { dev = device_json(device, span); });
+  stack.inspect([&](const ModeledDevice& device) { dev = device_counters_json(device, span); });
   if (json) {
     Json out = status_json(first_status);
     Json job_list = Json::array();
@@ -469,7 +404,7 @@ int run_bench(const BenchOptions& o) {
       out["sim_commands_per_s"] =
           wall_s > 0 ? std::llround(static_cast<double>(run.commands) / wall_s) : 0;
     }
-    if (o.realtime) out["realtime"] = realtime_json(realtime, realtime_stats);
+    if (o.realtime) out["realtime"] = realtime_stats_json(realtime, realtime_stats);
     print_json(out);
   } else {
     print_table(run, dev, wall_s, !o.no_wall_clock);

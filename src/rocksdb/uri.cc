@@ -1,0 +1,167 @@
+// See uri.h.
+#include "rocksdb/uri.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+namespace zonelab::rocksdb_plugin {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX escapes decoded; an incomplete one, or one that gives NUL, is an error.
+Result<std::string> percent_decode(std::string_view text, std::string_view what) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
+    int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+      return Error{fmt::format("zonelab:// URI: {} '{}' has a bad %-escape", what, one_line(text))};
+    }
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+Result<double> parse_double(std::string_view key, std::string_view value) {
+  double out = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || end != value.data() + value.size() || value.empty()) {
+    return Error{fmt::format("zonelab:// URI: {}={}: not a number", key, one_line(value))};
+  }
+  return out;
+}
+
+Result<uint32_t> parse_percent(std::string_view key, std::string_view value) {
+  uint32_t out = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || end != value.data() + value.size() || value.empty() || out > 100) {
+    return Error{
+        fmt::format("zonelab:// URI: {}={}: a whole percentage, 0 to 100", key, one_line(value))};
+  }
+  return out;
+}
+
+Result<bool> parse_switch(std::string_view key, std::string_view value, std::string_view on,
+                          std::string_view off) {
+  if (value == on) return true;
+  if (value == off) return false;
+  return Error{fmt::format("zonelab:// URI: {}={}: {} or {}", key, one_line(value), on, off)};
+}
+
+Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
+  if (key == "timing") {
+    if (value == "on") value = "modeled";
+    auto timing = timing_from_name(value);
+    if (!timing) {
+      return Error{
+          fmt::format("zonelab:// URI: timing={}: modeled (or on) or off", one_line(value))};
+    }
+    o.timing = *timing;
+  } else if (key == "time_scale") {
+    auto scale = parse_double(key, value);
+    if (!scale) return Error{scale.error()};
+    if (!(*scale >= kMinTimeScale && *scale <= kMaxTimeScale)) {
+      return Error{fmt::format("zonelab:// URI: time_scale={}: from {:g} to {:g}", one_line(value),
+                               kMinTimeScale, kMaxTimeScale)};
+    }
+    o.time_scale = *scale;
+  } else if (key == "scheduler") {
+    if (value != "none" && value != "mq-deadline" && value != "zinc") {
+      return Error{
+          fmt::format("zonelab:// URI: scheduler={}: none, mq-deadline or zinc", one_line(value))};
+    }
+    o.scheduler = std::string(value);
+  } else if (key == "pacing") {
+    auto spin = parse_switch(key, value, "spin", "sleep");
+    if (!spin) return Error{spin.error()};
+    o.spin = *spin;
+  } else if (key == "gc") {
+    auto gc = parse_switch(key, value, "on", "off");
+    if (!gc) return Error{gc.error()};
+    o.gc = *gc;
+  } else if (key == "stats") {
+    auto path = percent_decode(value, "stats");
+    if (!path) return Error{path.error()};
+    o.stats_path = *path == "none" ? "" : *path;
+    if (o.stats_path.empty() && *path != "none") {
+      return Error{"zonelab:// URI: stats= needs a path (or none)"};
+    }
+  } else if (key == "create") {
+    if (value.empty()) return Error{"zonelab:// URI: create= needs a preset name"};
+    o.create_preset = std::string(value);
+  } else if (key == "finish_threshold") {
+    auto pct = parse_percent(key, value);
+    if (!pct) return Error{pct.error()};
+    o.finish_threshold_pct = *pct;
+  } else {
+    return Error{fmt::format(
+        "zonelab:// URI: unknown option '{}' (known: timing, time_scale, scheduler, pacing, gc, "
+        "stats, create, finish_threshold)",
+        one_line(key))};
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<UriOptions> parse_uri(std::string_view uri) {
+  if (uri.size() > kUriBytesMax) {
+    return Error{fmt::format("zonelab:// URI: {} bytes, longer than {}", uri.size(), kUriBytesMax)};
+  }
+  if (uri.substr(0, kUriScheme.size()) != kUriScheme) {
+    return Error{fmt::format("'{}' is not a zonelab:// URI", one_line(uri))};
+  }
+  std::string_view rest = uri.substr(kUriScheme.size());
+  size_t question = rest.find('?');
+  std::string_view path_part = rest.substr(0, question);
+  std::string_view query = question == std::string_view::npos ? "" : rest.substr(question + 1);
+  auto path = percent_decode(path_part, "path");
+  if (!path) return Error{path.error()};
+  if (path->empty() || (*path)[0] != '/') {
+    return Error{fmt::format(
+        "zonelab:// URI: '{}' names no absolute image path (write zonelab:///abs/path/dev.img)",
+        one_line(uri))};
+  }
+  UriOptions o;
+  o.image = std::filesystem::path(*path).lexically_normal().string();
+  if (o.image.size() > 1 && o.image.back() == '/') {
+    return Error{
+        fmt::format("zonelab:// URI: '{}' names a directory, not an image", one_line(*path))};
+  }
+  o.stats_path = o.image + ".stats.json";
+  std::set<std::string_view> seen;
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) {
+      return Error{
+          fmt::format("zonelab:// URI: option '{}' has no value (key=value)", one_line(pair))};
+    }
+    std::string_view key = pair.substr(0, eq);
+    if (!seen.insert(key).second) {
+      return Error{fmt::format("zonelab:// URI: option '{}' given twice", one_line(key))};
+    }
+    Outcome applied = apply(o, key, pair.substr(eq + 1));
+    if (!applied) return Error{applied.error()};
+  }
+  return o;
+}
+
+}  // namespace zonelab::rocksdb_plugin

@@ -1,0 +1,58 @@
+// The zonelab:// URI RocksDB programs name the file system by:
+//
+//   zonelab:///abs/path/dev.img[?key=value&key=value...]
+//
+// The path is the device image (absolute; percent-escapes allowed). Keys:
+//   timing=modeled|off      real-time pacing of the device (off: every
+//                           command completes at once; host overhead only)
+//   time_scale=X            wall ns per device ns (2: the device runs half
+//                           as fast), 0.001 to 1e6
+//   scheduler=mq-deadline|none|zinc   the host I/O scheduler (mq-deadline
+//                           by default: zone writes from several threads stay
+//                           ordered)
+//   pacing=spin|sleep       the device thread spins near events (accurate;
+//                           takes a core) or only sleeps (cheap; wake-ups
+//                           late by the OS's timer slack)
+//   gc=on|off               garbage collection (off: a full device answers
+//                           NoSpace)
+//   stats=PATH|none         where statistics go at close and on SIGUSR1
+//                           (default: IMAGE.stats.json)
+//   create=PRESET           make the image with this preset, and the file
+//                           system on it, when the image does not exist
+//   finish_threshold=PCT    the file system's finish threshold when
+//                           create= makes it
+// RocksDB's own option parser takes '=' for itself in --env_uri; there the
+// URI is written `id=zonelab:///...?key=value` (see docs/rocksdb.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/realtime.h"
+#include "zonelab/result.h"
+
+namespace zonelab::rocksdb_plugin {
+
+inline constexpr std::string_view kUriScheme = "zonelab://";
+inline constexpr size_t kUriBytesMax = 4096;
+
+struct UriOptions {
+  std::string image;  // absolute, normalized
+  Timing timing = Timing::kModeled;
+  double time_scale = 1.0;
+  std::string scheduler = "mq-deadline";
+  bool spin = true;
+  bool gc = true;
+  std::string stats_path;  // empty: none
+  std::optional<std::string> create_preset;
+  uint32_t finish_threshold_pct = 0;
+
+  bool operator==(const UriOptions&) const = default;
+};
+
+// Parses a URI; the error names the part that is wrong, as written.
+Result<UriOptions> parse_uri(std::string_view uri);
+
+}  // namespace zonelab::rocksdb_plugin

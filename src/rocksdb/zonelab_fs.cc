@@ -1,0 +1,398 @@
+// See zonelab_fs.h.
+#include "rocksdb/zonelab_fs.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace zonelab::rocksdb_plugin {
+
+namespace rdb = ROCKSDB_NAMESPACE;
+using rdb::IODebugContext;
+using rdb::IOOptions;
+using rdb::IOStatus;
+using rdb::Slice;
+
+IOStatus to_io_status(const fs::FsStatus& status) {
+  const std::string& m = status.message();
+  switch (status.code()) {
+    case fs::Code::kOk:
+      return IOStatus::OK();
+    case fs::Code::kNotFound:
+      return IOStatus::PathNotFound(m);
+    case fs::Code::kInvalid:
+      return IOStatus::InvalidArgument(m);
+    case fs::Code::kNoSpace:
+      return IOStatus::NoSpace(m);
+    case fs::Code::kBusy:
+      return IOStatus::Busy(m);
+    case fs::Code::kCorruption:
+      return IOStatus::Corruption(m);
+    case fs::Code::kExists:
+    case fs::Code::kNotDirectory:
+    case fs::Code::kIsDirectory:
+    case fs::Code::kNotEmpty:
+    case fs::Code::kIoError:
+      return IOStatus::IOError(m);
+  }
+  return IOStatus::IOError(m);
+}
+
+std::string fs_path(const std::string& rocksdb_path) {
+  std::filesystem::path p(rocksdb_path.empty() || rocksdb_path[0] != '/' ? "/" + rocksdb_path
+                                                                         : rocksdb_path);
+  std::string out = p.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  // lexically_normal keeps a leading "/.." as "/": nothing is above the root.
+  return out;
+}
+
+namespace {
+
+// What RocksDB writes into a file, from its name and the hints it sets.
+fs::IoClass io_class_of(const std::string& path, rdb::Env::IOPriority priority,
+                        rdb::Env::WriteLifeTimeHint hint) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  auto ends_with = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".log")) return fs::IoClass::kWal;
+  if (name.rfind("MANIFEST-", 0) == 0) return fs::IoClass::kManifest;
+  if (ends_with(".sst") || ends_with(".blob")) {
+    // Flush writes at high priority, compaction at low; under a write stall
+    // both write at user priority, and then a level-0 file (medium
+    // lifetime) is taken for a flush.
+    if (priority == rdb::Env::IO_HIGH) return fs::IoClass::kFlush;
+    if (priority == rdb::Env::IO_LOW) return fs::IoClass::kCompaction;
+    if (hint == rdb::Env::WLTH_MEDIUM) return fs::IoClass::kFlush;
+    if (hint != rdb::Env::WLTH_NOT_SET) return fs::IoClass::kCompaction;
+  }
+  return fs::IoClass::kOther;
+}
+
+fs::Lifetime lifetime_of(rdb::Env::WriteLifeTimeHint hint) {
+  auto value = static_cast<uint8_t>(hint);
+  return value <= fs::kLifetimeLast ? static_cast<fs::Lifetime>(value) : fs::Lifetime::kNotSet;
+}
+
+class WritableFile final : public rdb::FSWritableFile {
+ public:
+  WritableFile(std::shared_ptr<Session> session, std::string path,
+               std::unique_ptr<fs::WritableFile> file)
+      : session_(std::move(session)), path_(std::move(path)), file_(std::move(file)) {}
+  ~WritableFile() override {
+    if (file_) (void)file_->close();
+  }
+
+  IOStatus Append(const Slice& data, const IOOptions&, IODebugContext*) override {
+    apply_hints();
+    return to_io_status(file_->append(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
+  }
+  IOStatus Append(const Slice& data, const IOOptions& options, const rdb::DataVerificationInfo&,
+                  IODebugContext* dbg) override {
+    return Append(data, options, dbg);
+  }
+  IOStatus Truncate(uint64_t size, const IOOptions&, IODebugContext*) override {
+    if (size == file_->size()) return IOStatus::OK();
+    return to_io_status(file_->truncate(size));
+  }
+  IOStatus Close(const IOOptions&, IODebugContext*) override {
+    apply_hints();
+    return to_io_status(file_->close());
+  }
+  IOStatus Flush(const IOOptions&, IODebugContext*) override {
+    apply_hints();
+    return to_io_status(file_->flush());
+  }
+  IOStatus Sync(const IOOptions&, IODebugContext*) override {
+    apply_hints();
+    return to_io_status(file_->sync());
+  }
+  IOStatus Fsync(const IOOptions& options, IODebugContext* dbg) override {
+    return Sync(options, dbg);
+  }
+  bool IsSyncThreadSafe() const override { return false; }
+  uint64_t GetFileSize(const IOOptions&, IODebugContext*) override { return file_->size(); }
+  size_t GetRequiredBufferAlignment() const override { return session_->fs().block_bytes(); }
+
+ private:
+  // The hints RocksDB set (priority, lifetime) go to the file before its
+  // first write, when placement needs them.
+  void apply_hints() {
+    if (hints_applied_) return;
+    hints_applied_ = true;
+    file_->set_hints(lifetime_of(GetWriteLifeTimeHint()),
+                     io_class_of(path_, GetIOPriority(), GetWriteLifeTimeHint()));
+  }
+
+  std::shared_ptr<Session> session_;
+  std::string path_;
+  std::unique_ptr<fs::WritableFile> file_;
+  bool hints_applied_ = false;
+};
+
+class SequentialFile final : public rdb::FSSequentialFile {
+ public:
+  SequentialFile(std::shared_ptr<Session> session, std::unique_ptr<fs::ReadableFile> file)
+      : session_(std::move(session)), file_(std::move(file)) {}
+
+  IOStatus Read(size_t n, const IOOptions&, Slice* result, char* scratch,
+                IODebugContext*) override {
+    auto got = file_->read_next(n, reinterpret_cast<uint8_t*>(scratch));
+    if (!got) return to_io_status(got.status());
+    *result = Slice(scratch, *got);
+    return IOStatus::OK();
+  }
+  IOStatus PositionedRead(uint64_t offset, size_t n, const IOOptions&, Slice* result, char* scratch,
+                          IODebugContext*) override {
+    auto got = file_->read(offset, n, reinterpret_cast<uint8_t*>(scratch));
+    if (!got) return to_io_status(got.status());
+    *result = Slice(scratch, *got);
+    return IOStatus::OK();
+  }
+  IOStatus Skip(uint64_t n) override { return to_io_status(file_->skip(n)); }
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::unique_ptr<fs::ReadableFile> file_;
+};
+
+class RandomAccessFile final : public rdb::FSRandomAccessFile {
+ public:
+  RandomAccessFile(std::shared_ptr<Session> session, std::unique_ptr<fs::ReadableFile> file)
+      : session_(std::move(session)), file_(std::move(file)) {}
+
+  IOStatus Read(uint64_t offset, size_t n, const IOOptions&, Slice* result, char* scratch,
+                IODebugContext*) const override {
+    auto got = file_->read(offset, n, reinterpret_cast<uint8_t*>(scratch));
+    if (!got) return to_io_status(got.status());
+    *result = Slice(scratch, *got);
+    return IOStatus::OK();
+  }
+  IOStatus Prefetch(uint64_t, size_t, const IOOptions&, IODebugContext*) override {
+    return IOStatus::OK();  // no cache to fill
+  }
+  size_t GetRequiredBufferAlignment() const override { return session_->fs().block_bytes(); }
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::unique_ptr<fs::ReadableFile> file_;
+};
+
+class Directory final : public rdb::FSDirectory {
+ public:
+  explicit Directory(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  IOStatus Fsync(const IOOptions&, IODebugContext*) override {
+    return to_io_status(session_->fs().sync_metadata());
+  }
+
+ private:
+  std::shared_ptr<Session> session_;
+};
+
+class Lock final : public rdb::FileLock {
+ public:
+  explicit Lock(std::string locked) : path(std::move(locked)) {}
+  std::string path;
+};
+
+}  // namespace
+
+ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri)
+    : session_(std::move(session)), uri_(std::move(uri)) {}
+
+IOStatus ZonelabFileSystem::NewSequentialFile(const std::string& fname, const FileOptions&,
+                                              std::unique_ptr<rdb::FSSequentialFile>* result,
+                                              IODebugContext*) {
+  auto file = session_->fs().open_read(fs_path(fname));
+  if (!file) return to_io_status(file.status());
+  *result = std::make_unique<SequentialFile>(session_, std::move(file).value());
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::NewRandomAccessFile(const std::string& fname, const FileOptions&,
+                                                std::unique_ptr<rdb::FSRandomAccessFile>* result,
+                                                IODebugContext*) {
+  auto file = session_->fs().open_read(fs_path(fname));
+  if (!file) return to_io_status(file.status());
+  *result = std::make_unique<RandomAccessFile>(session_, std::move(file).value());
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::open_writable(const std::string& fname, bool append,
+                                          std::unique_ptr<rdb::FSWritableFile>* result) {
+  std::string path = fs_path(fname);
+  fs::ZonedFs::WriteOptions options;
+  options.append = append;
+  options.io_class = io_class_of(path, rdb::Env::IO_TOTAL, rdb::Env::WLTH_NOT_SET);
+  auto file = session_->fs().open_write(path, options);
+  if (!file) return to_io_status(file.status());
+  *result = std::make_unique<WritableFile>(session_, path, std::move(file).value());
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::NewWritableFile(const std::string& fname, const FileOptions&,
+                                            std::unique_ptr<rdb::FSWritableFile>* result,
+                                            IODebugContext*) {
+  return open_writable(fname, false, result);
+}
+
+IOStatus ZonelabFileSystem::ReopenWritableFile(const std::string& fname, const FileOptions&,
+                                               std::unique_ptr<rdb::FSWritableFile>* result,
+                                               IODebugContext*) {
+  return open_writable(fname, true, result);
+}
+
+IOStatus ZonelabFileSystem::ReuseWritableFile(const std::string& fname,
+                                              const std::string& old_fname, const FileOptions&,
+                                              std::unique_ptr<rdb::FSWritableFile>* result,
+                                              IODebugContext*) {
+  // A zone is not rewritten in place: the old file goes, a new one comes.
+  fs::FsStatus removed = session_->fs().remove(fs_path(old_fname));
+  if (!removed && removed.code() != fs::Code::kNotFound) return to_io_status(removed);
+  return open_writable(fname, false, result);
+}
+
+IOStatus ZonelabFileSystem::NewDirectory(const std::string& name, const IOOptions&,
+                                         std::unique_ptr<rdb::FSDirectory>* result,
+                                         IODebugContext*) {
+  auto st = session_->fs().stat(fs_path(name));
+  if (!st) return to_io_status(st.status());
+  if (!st->is_dir) return IOStatus::IOError(fmt::format("{} is not a directory", name));
+  *result = std::make_unique<Directory>(session_);
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::FileExists(const std::string& fname, const IOOptions&,
+                                       IODebugContext*) {
+  if (session_->fs().exists(fs_path(fname))) return IOStatus::OK();
+  return IOStatus::NotFound(fname);
+}
+
+IOStatus ZonelabFileSystem::GetChildren(const std::string& dir, const IOOptions&,
+                                        std::vector<std::string>* result, IODebugContext*) {
+  auto names = session_->fs().list(fs_path(dir));
+  if (!names) return to_io_status(names.status());
+  *result = std::move(names).value();
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::DeleteFile(const std::string& fname, const IOOptions&,
+                                       IODebugContext*) {
+  return to_io_status(session_->fs().remove(fs_path(fname)));
+}
+
+IOStatus ZonelabFileSystem::Truncate(const std::string& fname, size_t size, const IOOptions&,
+                                     IODebugContext*) {
+  return to_io_status(session_->fs().truncate(fs_path(fname), size));
+}
+
+IOStatus ZonelabFileSystem::CreateDir(const std::string& dirname, const IOOptions&,
+                                      IODebugContext*) {
+  std::string path = fs_path(dirname);
+  if (session_->fs().exists(path)) return IOStatus::IOError(fmt::format("{} exists", dirname));
+  return to_io_status(session_->fs().create_dir(path, true));
+}
+
+IOStatus ZonelabFileSystem::CreateDirIfMissing(const std::string& dirname, const IOOptions&,
+                                               IODebugContext*) {
+  return to_io_status(session_->fs().create_dir(fs_path(dirname), true));
+}
+
+IOStatus ZonelabFileSystem::DeleteDir(const std::string& dirname, const IOOptions&,
+                                      IODebugContext*) {
+  return to_io_status(session_->fs().remove_dir(fs_path(dirname)));
+}
+
+IOStatus ZonelabFileSystem::GetFileSize(const std::string& fname, const IOOptions&,
+                                        uint64_t* file_size, IODebugContext*) {
+  auto st = session_->fs().stat(fs_path(fname));
+  if (!st) return to_io_status(st.status());
+  *file_size = st->size;
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::GetFileModificationTime(const std::string& fname, const IOOptions&,
+                                                    uint64_t* file_mtime, IODebugContext*) {
+  auto st = session_->fs().stat(fs_path(fname));
+  if (!st) return to_io_status(st.status());
+  *file_mtime = st->mtime_ns / 1'000'000'000;  // seconds of device time
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::RenameFile(const std::string& src, const std::string& target,
+                                       const IOOptions&, IODebugContext*) {
+  return to_io_status(session_->fs().rename(fs_path(src), fs_path(target)));
+}
+
+IOStatus ZonelabFileSystem::LinkFile(const std::string& src, const std::string& target,
+                                     const IOOptions&, IODebugContext*) {
+  return to_io_status(session_->fs().link(fs_path(src), fs_path(target)));
+}
+
+IOStatus ZonelabFileSystem::NumFileLinks(const std::string& fname, const IOOptions&,
+                                         uint64_t* count, IODebugContext*) {
+  auto st = session_->fs().stat(fs_path(fname));
+  if (!st) return to_io_status(st.status());
+  *count = st->nlink;
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::AreFilesSame(const std::string& first, const std::string& second,
+                                         const IOOptions&, bool* res, IODebugContext*) {
+  auto a = session_->fs().stat(fs_path(first));
+  if (!a) return to_io_status(a.status());
+  auto b = session_->fs().stat(fs_path(second));
+  if (!b) return to_io_status(b.status());
+  *res = !a->is_dir && !b->is_dir && a->id == b->id;
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::LockFile(const std::string& fname, const IOOptions&,
+                                     rdb::FileLock** lock, IODebugContext*) {
+  std::string path = fs_path(fname);
+  fs::FsStatus locked = session_->fs().lock_file(path);
+  if (!locked) {
+    *lock = nullptr;
+    return to_io_status(locked);
+  }
+  *lock = new Lock(path);
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::UnlockFile(rdb::FileLock* lock, const IOOptions&, IODebugContext*) {
+  auto* ours = static_cast<Lock*>(lock);
+  fs::FsStatus unlocked = session_->fs().unlock_file(ours->path);
+  delete ours;
+  return to_io_status(unlocked);
+}
+
+IOStatus ZonelabFileSystem::GetTestDirectory(const IOOptions&, std::string* path, IODebugContext*) {
+  *path = fmt::format("/tmp/rocksdbtest-{}", ::geteuid());
+  return to_io_status(session_->fs().create_dir(*path, true));
+}
+
+IOStatus ZonelabFileSystem::GetAbsolutePath(const std::string& db_path, const IOOptions&,
+                                            std::string* output_path, IODebugContext*) {
+  *output_path = fs_path(db_path);
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::IsDirectory(const std::string& path, const IOOptions&, bool* is_dir,
+                                        IODebugContext*) {
+  auto st = session_->fs().stat(fs_path(path));
+  if (!st) return to_io_status(st.status());
+  *is_dir = st->is_dir;
+  return IOStatus::OK();
+}
+
+IOStatus ZonelabFileSystem::GetFreeSpace(const std::string&, const IOOptions&, uint64_t* diskfree,
+                                         IODebugContext*) {
+  fs::FsSpace space = session_->fs().space();
+  *diskfree = space.free_bytes + space.reclaimable_bytes;
+  return IOStatus::OK();
+}
+
+}  // namespace zonelab::rocksdb_plugin

@@ -1,0 +1,113 @@
+// RocksDB's FileSystem on the zoned file system: what RocksDB asks (files
+// to write sequentially, to read at random or in sequence, directories,
+// renames, links, locks) answered by a session's ZonedFs. Registered under
+// the zonelab:// URI (registry.cc), so that `db_bench --fs_uri=zonelab://...`
+// and `--env_uri=...` run on a modeled device.
+//
+// Paths are the ones RocksDB chooses, any absolute path (test directories
+// included); "//", "." and ".." are resolved and a relative path is taken
+// from "/". Nothing goes to the host's file system.
+//
+// zonelab has no page cache: direct and buffered I/O are the same, so the
+// direct I/O options are accepted and files report buffered I/O (RocksDB
+// then appends sequentially, which a zone needs).
+#pragma once
+
+#include <rocksdb/file_system.h>
+
+#include <memory>
+#include <string>
+
+#include "fs/status.h"
+#include "rocksdb/session.h"
+
+namespace zonelab::rocksdb_plugin {
+
+// A file system error as RocksDB's IOStatus, with the message.
+ROCKSDB_NAMESPACE::IOStatus to_io_status(const fs::FsStatus& status);
+
+// RocksDB's path as the file system's: absolute, normalized.
+std::string fs_path(const std::string& rocksdb_path);
+
+class ZonelabFileSystem final : public ROCKSDB_NAMESPACE::FileSystem {
+ public:
+  explicit ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri);
+
+  static const char* kClassName() { return "ZonelabFileSystem"; }
+  const char* Name() const override { return kClassName(); }
+  // The URI it was made from, as RocksDB saves it in its OPTIONS file.
+  std::string GetId() const override { return uri_; }
+  Session& session() { return *session_; }
+
+  using IOOptions = ROCKSDB_NAMESPACE::IOOptions;
+  using IOStatus = ROCKSDB_NAMESPACE::IOStatus;
+  using FileOptions = ROCKSDB_NAMESPACE::FileOptions;
+  using IODebugContext = ROCKSDB_NAMESPACE::IODebugContext;
+
+  IOStatus NewSequentialFile(const std::string& fname, const FileOptions& options,
+                             std::unique_ptr<ROCKSDB_NAMESPACE::FSSequentialFile>* result,
+                             IODebugContext* dbg) override;
+  IOStatus NewRandomAccessFile(const std::string& fname, const FileOptions& options,
+                               std::unique_ptr<ROCKSDB_NAMESPACE::FSRandomAccessFile>* result,
+                               IODebugContext* dbg) override;
+  IOStatus NewWritableFile(const std::string& fname, const FileOptions& options,
+                           std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result,
+                           IODebugContext* dbg) override;
+  IOStatus ReopenWritableFile(const std::string& fname, const FileOptions& options,
+                              std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result,
+                              IODebugContext* dbg) override;
+  IOStatus ReuseWritableFile(const std::string& fname, const std::string& old_fname,
+                             const FileOptions& options,
+                             std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result,
+                             IODebugContext* dbg) override;
+  IOStatus NewDirectory(const std::string& name, const IOOptions& options,
+                        std::unique_ptr<ROCKSDB_NAMESPACE::FSDirectory>* result,
+                        IODebugContext* dbg) override;
+  IOStatus FileExists(const std::string& fname, const IOOptions& options,
+                      IODebugContext* dbg) override;
+  IOStatus GetChildren(const std::string& dir, const IOOptions& options,
+                       std::vector<std::string>* result, IODebugContext* dbg) override;
+  IOStatus DeleteFile(const std::string& fname, const IOOptions& options,
+                      IODebugContext* dbg) override;
+  IOStatus Truncate(const std::string& fname, size_t size, const IOOptions& options,
+                    IODebugContext* dbg) override;
+  IOStatus CreateDir(const std::string& dirname, const IOOptions& options,
+                     IODebugContext* dbg) override;
+  IOStatus CreateDirIfMissing(const std::string& dirname, const IOOptions& options,
+                              IODebugContext* dbg) override;
+  IOStatus DeleteDir(const std::string& dirname, const IOOptions& options,
+                     IODebugContext* dbg) override;
+  IOStatus GetFileSize(const std::string& fname, const IOOptions& options, uint64_t* file_size,
+                       IODebugContext* dbg) override;
+  IOStatus GetFileModificationTime(const std::string& fname, const IOOptions& options,
+                                   uint64_t* file_mtime, IODebugContext* dbg) override;
+  IOStatus RenameFile(const std::string& src, const std::string& target, const IOOptions& options,
+                      IODebugContext* dbg) override;
+  IOStatus LinkFile(const std::string& src, const std::string& target, const IOOptions& options,
+                    IODebugContext* dbg) override;
+  IOStatus NumFileLinks(const std::string& fname, const IOOptions& options, uint64_t* count,
+                        IODebugContext* dbg) override;
+  IOStatus AreFilesSame(const std::string& first, const std::string& second,
+                        const IOOptions& options, bool* res, IODebugContext* dbg) override;
+  IOStatus LockFile(const std::string& fname, const IOOptions& options,
+                    ROCKSDB_NAMESPACE::FileLock** lock, IODebugContext* dbg) override;
+  IOStatus UnlockFile(ROCKSDB_NAMESPACE::FileLock* lock, const IOOptions& options,
+                      IODebugContext* dbg) override;
+  IOStatus GetTestDirectory(const IOOptions& options, std::string* path,
+                            IODebugContext* dbg) override;
+  IOStatus GetAbsolutePath(const std::string& db_path, const IOOptions& options,
+                           std::string* output_path, IODebugContext* dbg) override;
+  IOStatus IsDirectory(const std::string& path, const IOOptions& options, bool* is_dir,
+                       IODebugContext* dbg) override;
+  IOStatus GetFreeSpace(const std::string& path, const IOOptions& options, uint64_t* diskfree,
+                        IODebugContext* dbg) override;
+
+ private:
+  IOStatus open_writable(const std::string& fname, bool append,
+                         std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result);
+
+  std::shared_ptr<Session> session_;
+  std::string uri_;
+};
+
+}  // namespace zonelab::rocksdb_plugin

@@ -1,0 +1,87 @@
+// See stack_report.h.
+#include "stack/stack_report.h"
+
+#include <cmath>
+
+namespace zonelab {
+
+using Json = nlohmann::ordered_json;
+
+Json latency_json(const Histogram& h) {
+  return Json{{"mean", static_cast<uint64_t>(std::llround(h.mean()))},
+              {"p50", h.percentile(50)},
+              {"p95", h.percentile(95)},
+              {"p99", h.percentile(99)},
+              {"p999", h.percentile(99.9)},
+              {"max", h.max()}};
+}
+
+namespace {
+
+double fraction(uint64_t busy_ns, uint64_t span_ns) {
+  if (span_ns == 0) return 0.0;
+  return std::round(static_cast<double>(busy_ns) / static_cast<double>(span_ns) * 1e6) / 1e6;
+}
+
+}  // namespace
+
+Json device_counters_json(const ModeledDevice& device, uint64_t span_ns) {
+  const Flash& flash = device.flash();
+  const FlashCounters& fc = flash.counters();
+  const HostCounters& zc = device.counters();
+  uint64_t page = flash.page_size_bytes();
+  auto programmed = [&](FlashCause cause) {
+    return fc.program_pages[static_cast<size_t>(cause)] * page;
+  };
+  Json j;
+  j["host_write_bytes"] = zc.host_write_bytes;
+  j["host_read_bytes"] = zc.host_read_bytes;
+  j["flash_program_bytes"] = {{"host", programmed(FlashCause::kHost)},
+                              {"gc", programmed(FlashCause::kGc)},
+                              {"finish", programmed(FlashCause::kFinish)},
+                              {"parity", programmed(FlashCause::kParity)}};
+  j["flash_read_bytes"] = fc.read_bytes;
+  uint64_t erases = 0;
+  for (uint64_t e : fc.erases) erases += e;
+  j["erases"] = erases;
+  j["erases_by_cause"] = {{"reset", fc.erases[static_cast<size_t>(FlashCause::kReset)]},
+                          {"gc", fc.erases[static_cast<size_t>(FlashCause::kGc)]}};
+  uint64_t total_programmed = 0;
+  for (uint64_t p : fc.program_pages) total_programmed += p * page;
+  j["write_amplification"] = zc.host_write_bytes == 0
+                                 ? Json(nullptr)
+                                 : Json(std::round(static_cast<double>(total_programmed) /
+                                                   static_cast<double>(zc.host_write_bytes) * 1e4) /
+                                        1e4);
+  Json channels = Json::array();
+  for (uint32_t c = 0; c < flash.channels(); ++c)
+    channels.push_back(fraction(flash.channel_busy_ns(c), span_ns));
+  Json dies = Json::array();
+  for (uint32_t d = 0; d < flash.dies(); ++d)
+    dies.push_back(fraction(flash.die_busy_ns(d), span_ns));
+  j["channel_busy"] = channels;
+  j["die_busy"] = dies;
+  j["implicit_closes"] = device.implicit_closes();
+  device.describe_run(j);
+  return j;
+}
+
+Json realtime_stats_json(const RealtimeOptions& options, const RealtimeStats& stats) {
+  Json j;
+  j["timing"] = std::string(timing_name(options.timing));
+  j["time_scale"] = options.time_scale;
+  j["spin_ns"] = options.spin_ns;
+  j["completions"] = stats.completions;
+  j["completion_error_ns"] = latency_json(stats.completion_error_ns);
+  j["turnaround_ns"] = latency_json(stats.turnaround_ns);
+  j["loop_cpu_ns"] = stats.loop_cpu_ns;
+  j["loop_wall_ns"] = stats.loop_wall_ns;
+  j["loop_cpu_share"] = stats.loop_wall_ns == 0
+                            ? 0.0
+                            : std::round(static_cast<double>(stats.loop_cpu_ns) /
+                                         static_cast<double>(stats.loop_wall_ns) * 1e4) /
+                                  1e4;
+  return j;
+}
+
+}  // namespace zonelab
