@@ -29,6 +29,7 @@ enum class Field : uint8_t {
   kExtents,  // count u32, then that many extents
   kZone,     // u32
   kLba,      // u64
+  kValues,   // count u32, then that many u64
 };
 
 struct Layout {
@@ -50,6 +51,7 @@ const std::array<Layout, kRecordTypeLast + 1> kLayouts = {{
     {"extent-moved", {Field::kId, Field::kExtent, Field::kExtents}},
     {"hints-set", {Field::kId, Field::kHints}},
     {"zone-taken", {Field::kZone, Field::kId, Field::kLba}},
+    {"counters", {Field::kValues}},
 }};
 
 void put_string(ByteWriter& w, const std::string& text) {
@@ -98,6 +100,11 @@ void put_field(ByteWriter& w, Field field, const Record& r) {
       return;
     case Field::kLba:
       w.u64(r.lba);
+      return;
+    case Field::kValues:
+      ZL_ASSERT(r.values.size() <= kCountersMax);
+      w.u32(static_cast<uint32_t>(r.values.size()));
+      for (uint64_t v : r.values) w.u64(v);
       return;
   }
 }
@@ -161,6 +168,14 @@ bool get_field(ByteReader& reader, Field field, Record& r) {
       if (!reader.has(4)) return false;
       r.zone = reader.u32();
       return true;
+    case Field::kValues: {
+      if (!reader.has(4)) return false;
+      uint32_t count = reader.u32();
+      if (count > kCountersMax || !reader.has(uint64_t{count} * 8)) return false;
+      r.values.resize(count);
+      for (uint64_t& v : r.values) v = reader.u64();
+      return true;
+    }
   }
   return false;
 }
@@ -415,6 +430,9 @@ FsStatus Metadata::apply(const Record& r, uint64_t block_bytes, SpaceChanges* ch
       owners_[r.zone] = ZoneOwner{r.id, r.lba};
       return {};
     }
+    case RecordType::kCounters:
+      counters_ = r.values;
+      return {};
   }
   return FsStatus(Code::kCorruption, "a record of an unknown type");
 }
@@ -572,6 +590,12 @@ std::vector<Record> Metadata::snapshot() const {
     linked.id = id;
     linked.path = path;
     records.push_back(std::move(linked));
+  }
+  if (!counters_.empty()) {
+    Record counters;
+    counters.type = RecordType::kCounters;
+    counters.values = counters_;
+    records.push_back(std::move(counters));
   }
   for (const auto& [zone, owner] : owners_) {
     Record taken;

@@ -99,8 +99,11 @@ enum class RecordType : uint8_t {
   kExtentMoved = 9,   // id, extent, extents: garbage collection moved one extent
   kHintsSet = 10,     // id, lifetime, io_class
   kZoneTaken = 11,    // zone, id, lba: a writer starts at `lba` of a data zone
+  kCounters = 12,     // values: the file system's cumulative counters (FsCounters)
 };
-inline constexpr uint8_t kRecordTypeLast = 11;
+inline constexpr uint8_t kRecordTypeLast = 12;
+// Counters a counters record may hold (more than today's, for later ones).
+inline constexpr uint64_t kCountersMax = 64;
 const char* record_type_name(RecordType type);
 
 struct Record {
@@ -116,6 +119,7 @@ struct Record {
   uint64_t lba = 0;
   Extent extent;
   std::vector<Extent> extents;
+  std::vector<uint64_t> values;
 
   bool operator==(const Record&) const = default;
 };
@@ -169,6 +173,8 @@ class Metadata {
   const std::set<std::string>& dirs() const { return dirs_; }
   const std::map<FileId, FileNode>& files() const { return files_; }
   const std::map<uint32_t, ZoneOwner>& owners() const { return owners_; }
+  // The counters last recorded (kCounters), in FsCounters' order.
+  const std::vector<uint64_t>& counters() const { return counters_; }
 
   // A file open in memory stays alive without names (RocksDB may read a
   // file it has deleted until it closes it) until its last hold goes.
@@ -189,6 +195,7 @@ class Metadata {
   std::map<FileId, FileNode> files_;
   std::map<FileId, uint32_t> holds_;
   std::map<uint32_t, ZoneOwner> owners_;
+  std::vector<uint64_t> counters_;
   FileId next_id_ = 1;
 };
 

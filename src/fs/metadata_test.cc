@@ -54,6 +54,9 @@ std::vector<Record> every_kind() {
   moved.id = 3;
   moved.extent = Extent{3, 50, 4106};
   moved.extents = {Extent{4, 100, 4096}, Extent{5, 200, 10}};
+  Record counters;
+  counters.type = RecordType::kCounters;
+  counters.values = {1, 2, 3, UINT64_MAX};
   Record taken;
   taken.type = RecordType::kZoneTaken;
   taken.zone = 9;
@@ -74,7 +77,8 @@ std::vector<Record> every_kind() {
           path_record(RecordType::kDirRemoved, "/db"),
           moved,
           hints,
-          taken};
+          taken,
+          counters};
 }
 
 TEST(FsRecords, EveryKindRoundTrips) {

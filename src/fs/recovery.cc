@@ -55,6 +55,7 @@ FsStatus ZonedFs::recover() {
     }
   }
   meta_.reserve_ids(rec.header.next_file_id);
+  counters_ = counters_of(meta_.counters());
   // Files a crash left without a name (open, deleted) are gone.
   std::vector<FileId> nameless;
   for (const auto& [id, node] : meta_.files()) {

@@ -40,6 +40,40 @@ std::array<uint8_t, 16> make_uuid(const std::optional<uint64_t>& seed) {
 
 }  // namespace
 
+// FsCounters as a counters record's values, in a fixed order; counters
+// added later go at the end, and a record with fewer values leaves the
+// rest at zero.
+std::vector<uint64_t> counter_values(const FsCounters& c) {
+  std::vector<uint64_t> v;
+  for (uint64_t x : c.appended_bytes) v.push_back(x);
+  for (uint64_t x : c.data_written_bytes) v.push_back(x);
+  for (uint64_t x : c.device_written_bytes) v.push_back(x);
+  for (uint64_t x :
+       {c.files_created, c.files_deleted, c.syncs, c.gc_runs, c.gc_copied_bytes, c.zones_reset,
+        c.zones_reset_without_copy, c.zones_finished_threshold, c.zones_finished_for_token,
+        c.token_waits, c.journal_commits, c.journal_rolls, c.recovered_tail_bytes}) {
+    v.push_back(x);
+  }
+  ZL_ASSERT(v.size() <= kCountersMax);
+  return v;
+}
+
+FsCounters counters_of(const std::vector<uint64_t>& values) {
+  FsCounters c;
+  std::vector<uint64_t*> slots;
+  for (uint64_t& x : c.appended_bytes) slots.push_back(&x);
+  for (uint64_t& x : c.data_written_bytes) slots.push_back(&x);
+  for (uint64_t& x : c.device_written_bytes) slots.push_back(&x);
+  for (uint64_t* x : {&c.files_created, &c.files_deleted, &c.syncs, &c.gc_runs, &c.gc_copied_bytes,
+                      &c.zones_reset, &c.zones_reset_without_copy, &c.zones_finished_threshold,
+                      &c.zones_finished_for_token, &c.token_waits, &c.journal_commits,
+                      &c.journal_rolls, &c.recovered_tail_bytes}) {
+    slots.push_back(x);
+  }
+  for (size_t i = 0; i < slots.size() && i < values.size(); ++i) *slots[i] = values[i];
+  return c;
+}
+
 FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool stores_data) {
   if (o.meta_zones < kMetaZonesMin || o.meta_zones > kMetaZonesMax) {
     return FsStatus(Code::kInvalid, fmt::format("--meta-zones {}: from {} to {}", o.meta_zones,
@@ -174,7 +208,27 @@ FsStatus ZonedFs::unmount() {
   }
   // A collection under way finishes first.
   std::lock_guard gc(gc_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (!options_.read_only && failure_.empty()) record_counters_locked();
+  }
   return commit();
+}
+
+FsCounters ZonedFs::counters_locked() const {
+  FsCounters c = counters_;
+  for (size_t i = 0; i < kWriteCauseCount; ++i) {
+    c.device_written_bytes[i] += io_.counters().write_bytes[i].load(std::memory_order_relaxed);
+  }
+  return c;
+}
+
+void ZonedFs::record_counters_locked() {
+  Record r;
+  r.type = RecordType::kCounters;
+  r.values = counter_values(counters_locked());
+  FsStatus applied = apply_locked(r);
+  ZL_ASSERT(applied.is_ok());
 }
 
 uint64_t ZonedFs::now_ns() const { return stack_.clock().now_ns(); }
@@ -224,6 +278,7 @@ Journal::Batch ZonedFs::take_batch(uint64_t room_bytes) {
     batch.records.swap(pending_);
   } else {
     ++counters_.journal_rolls;
+    record_counters_locked();  // into the snapshot
     batch.snapshot_taken = true;
     batch.snapshot = meta_.snapshot();
     batch.next_file_id = meta_.next_id();
@@ -737,9 +792,11 @@ FsSpace ZonedFs::space_locked() const {
     ++s.files;
     s.file_bytes += node.size;
   }
+  const FsCounters c = counters_locked();
   uint64_t appended = 0;
-  for (uint64_t b : counters_.appended_bytes) appended += b;
-  const uint64_t written = io_.counters().written_bytes();
+  for (uint64_t b : c.appended_bytes) appended += b;
+  uint64_t written = 0;
+  for (uint64_t b : c.device_written_bytes) written += b;
   s.write_amplification =
       appended == 0 ? 0.0 : static_cast<double>(written) / static_cast<double>(appended);
   return s;
@@ -752,7 +809,7 @@ FsSpace ZonedFs::space() const {
 
 FsCounters ZonedFs::counters() const {
   std::lock_guard lock(mutex_);
-  return counters_;
+  return counters_locked();
 }
 
 uint64_t ZonedFs::token_revocations() const {
@@ -812,7 +869,7 @@ std::string ZonedFs::stats_json() const {
   using Json = nlohmann::ordered_json;
   std::lock_guard lock(mutex_);
   const FsSpace s = space_locked();
-  const FsCounters& c = counters_;
+  const FsCounters c = counters_locked();
   Json by_class = Json::object();
   for (size_t i = 0; i < kIoClassCount; ++i) {
     by_class[io_class_name(static_cast<IoClass>(i))] = {{"appended_bytes", c.appended_bytes[i]},
@@ -853,6 +910,11 @@ std::string ZonedFs::stats_json() const {
                     {"active_zone", journal_->active_zone()},
                     {"sequence", journal_->sequence()}};
   out["recovered_tail_bytes"] = c.recovered_tail_bytes;
+  Json written = Json::object();
+  for (size_t i = 0; i < kWriteCauseCount; ++i) {
+    written[write_cause_name(static_cast<WriteCause>(i))] = c.device_written_bytes[i];
+  }
+  out["written_bytes"] = written;
   out["device_io"] = Json::parse(io_.counters_json());
   return out.dump();
 }

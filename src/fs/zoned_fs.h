@@ -98,7 +98,9 @@ struct FileStat {
   std::vector<Extent> extents;
 };
 
-// What the file system has done, for df, dump and the benchmarks.
+// What the file system has done, for df, dump and the benchmarks: since it
+// was made (the counters are journaled at unmount and whenever the journal
+// starts a zone, so a crash loses at most what came after).
 struct FsCounters {
   uint64_t appended_bytes[kIoClassCount] = {};      // what files were given, by class
   uint64_t data_written_bytes[kIoClassCount] = {};  // what went to the device for them
@@ -108,14 +110,19 @@ struct FsCounters {
   uint64_t gc_runs = 0;          // zones garbage collection emptied
   uint64_t gc_copied_bytes = 0;  // live bytes it moved
   uint64_t zones_reset = 0;
-  uint64_t zones_reset_without_copy = 0;  // reset with no live data moved out first
-  uint64_t zones_finished_threshold = 0;  // left with less than the finish threshold
-  uint64_t zones_finished_for_token = 0;  // to free an active token
-  uint64_t token_waits = 0;               // writers that waited for a token
-  uint64_t journal_commits = 0;           // groups written
-  uint64_t journal_rolls = 0;             // metadata zones started
-  uint64_t recovered_tail_bytes = 0;      // given back to files at mount
+  uint64_t zones_reset_without_copy = 0;                 // reset with no live data moved out first
+  uint64_t zones_finished_threshold = 0;                 // left with less than the finish threshold
+  uint64_t zones_finished_for_token = 0;                 // to free an active token
+  uint64_t token_waits = 0;                              // writers that waited for a token
+  uint64_t journal_commits = 0;                          // groups written
+  uint64_t journal_rolls = 0;                            // metadata zones started
+  uint64_t recovered_tail_bytes = 0;                     // given back to files at mount
+  uint64_t device_written_bytes[kWriteCauseCount] = {};  // all the file system wrote, by cause
 };
+
+// FsCounters as the values of a counters record (kCounters), and back.
+std::vector<uint64_t> counter_values(const FsCounters& counters);
+FsCounters counters_of(const std::vector<uint64_t>& values);
 
 struct FsSpace {
   uint64_t zone_bytes = 0;  // one data zone's capacity
@@ -129,7 +136,7 @@ struct FsSpace {
   uint64_t file_bytes = 0;         // the files' sizes
   uint64_t files = 0;
   // Bytes the file system wrote to the device (data, padding, metadata,
-  // garbage collection) / bytes files were given, since mount.
+  // garbage collection) / bytes files were given, since it was made.
   double write_amplification = 0;
 };
 
@@ -251,6 +258,9 @@ class ZonedFs {
   FsStatus check_writable() const;  // under mutex_
   uint64_t now_ns() const;
   FsSpace space_locked() const;
+  FsCounters counters_locked() const;  // with the device's bytes
+  // A counters record with today's totals, applied (and journaled).
+  void record_counters_locked();
 
   // For writers (files and garbage collection): a zone held by `writer`
   // with room, marked as being written, and durably recorded as the
@@ -296,7 +306,7 @@ class ZonedFs {
   uint64_t durable_seq_ = 0;             // of those, in the journal
   std::map<FileId, uint64_t> buffered_;  // bytes open writers hold unwritten
   std::set<std::string> locked_;
-  FsCounters counters_;
+  FsCounters counters_;  // device_written_bytes: what earlier mounts wrote
   std::vector<std::string> notes_;
   std::string failure_;  // set once a write to the device failed
   uint64_t handles_ = 0;

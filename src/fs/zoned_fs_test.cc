@@ -716,6 +716,32 @@ TEST(ZonedFs, FsckFindsDataTheDeviceNoLongerHoldsAndRepairs) {
   EXPECT_NE(refused.status().message().find("beyond zone"), std::string::npos);
 }
 
+TEST(ZonedFs, CountersAndWriteAmplificationAreKeptAcrossMounts) {
+  TestImage image;
+  FsCounters before;
+  double wa = 0;
+  {
+    Mounted m = fresh(image);
+    write_file(*m.fs, "/a", pattern_bytes(1, 100000), {Lifetime::kShort, IoClass::kFlush});
+    write_file(*m.fs, "/b", pattern_bytes(2, 5000));
+    ASSERT_TRUE(m.fs->remove("/a").is_ok());
+    before = m.fs->counters();
+    wa = m.fs->space().write_amplification;
+  }
+  Mounted m = mount(image);
+  FsCounters after = m.fs->counters();
+  EXPECT_EQ(counter_values(after), counter_values(before));
+  EXPECT_EQ(m.fs->space().write_amplification, wa);
+  EXPECT_GT(wa, 1.0);
+  EXPECT_EQ(after.files_created, 2u);
+  EXPECT_EQ(after.appended_bytes[static_cast<size_t>(IoClass::kFlush)], 100000u);
+  // A record with fewer values (an older zonelab's) leaves the rest zero.
+  FsCounters partial = counters_of({7, 8});
+  EXPECT_EQ(partial.appended_bytes[0], 7u);
+  EXPECT_EQ(partial.appended_bytes[1], 8u);
+  EXPECT_EQ(partial.files_created, 0u);
+}
+
 TEST(ZonedFs, StatisticsNameEverythingTheFileSystemDid) {
   TestImage image;
   Mounted m = fresh(image);
