@@ -114,6 +114,7 @@ Result<std::unique_ptr<Session>> Session::make(const UriOptions& options) {
   for (const std::string& note : (*mounted)->recovery_notes()) {
     std::fprintf(stderr, "zonelab: %s: %s\n", options.image.c_str(), one_line(note).c_str());
   }
+  if (options.power_cut_after) (*stack)->power_cut_after(*options.power_cut_after);
   auto session = std::unique_ptr<Session>(new Session());
   session->options_ = options;
   session->stack_ = std::move(stack).value();

@@ -107,10 +107,18 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
     auto pct = parse_percent(key, value);
     if (!pct) return Error{pct.error()};
     o.finish_threshold_pct = *pct;
+  } else if (key == "power_cut_after") {
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty()) {
+      return Error{
+          fmt::format("zonelab:// URI: power_cut_after={}: a count of commands", one_line(value))};
+    }
+    o.power_cut_after = n;
   } else {
     return Error{fmt::format(
         "zonelab:// URI: unknown option '{}' (known: timing, time_scale, scheduler, pacing, gc, "
-        "stats, create, finish_threshold)",
+        "stats, create, finish_threshold, power_cut_after)",
         one_line(key))};
   }
   return {};

@@ -21,6 +21,9 @@
 //                           system on it, when the image does not exist
 //   finish_threshold=PCT    the file system's finish threshold when
 //                           create= makes it
+//   power_cut_after=N       test hook: the device loses power when it has
+//                           taken N state-changing commands after the mount
+//                           (Stack::power_cut_after); every I/O after fails
 // RocksDB's own option parser takes '=' for itself in --env_uri; there the
 // URI is written `id=zonelab:///...?key=value` (see docs/rocksdb.md).
 #pragma once
@@ -48,6 +51,7 @@ struct UriOptions {
   std::string stats_path;  // empty: none
   std::optional<std::string> create_preset;
   uint32_t finish_threshold_pct = 0;
+  std::optional<uint64_t> power_cut_after;
 
   bool operator==(const UriOptions&) const = default;
 };

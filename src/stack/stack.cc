@@ -460,6 +460,7 @@ Outcome Stack::close(Save save) {
   if (clock_ != nullptr) clock_->stop();
   if (realtime_ != nullptr) realtime_->stop();
   if (image_ == nullptr || image_->read_only() || device_ == nullptr) return {};
+  if (powered_off_) return {};  // the image stays as the cut left it
   if (journal_ != nullptr && !journal_->flush()) {
     // The device went on past what the journal holds; saving its state now
     // would put commands reported failed into the image. The image keeps

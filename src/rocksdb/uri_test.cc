@@ -1,0 +1,84 @@
+// The zonelab:// URI: what it accepts, and the one-line refusals of what it
+// does not.
+#include "rocksdb/uri.h"
+
+#include <gtest/gtest.h>
+
+namespace zonelab::rocksdb_plugin {
+namespace {
+
+TEST(ZonelabUri, APathAloneTakesTheDefaults) {
+  auto o = parse_uri("zonelab:///tmp/x/dev.img");
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(o->image, "/tmp/x/dev.img");
+  EXPECT_EQ(o->timing, Timing::kModeled);
+  EXPECT_EQ(o->time_scale, 1.0);
+  EXPECT_EQ(o->scheduler, "mq-deadline");
+  EXPECT_TRUE(o->spin);
+  EXPECT_TRUE(o->gc);
+  EXPECT_EQ(o->stats_path, "/tmp/x/dev.img.stats.json");
+  EXPECT_FALSE(o->create_preset);
+  EXPECT_FALSE(o->power_cut_after);
+}
+
+TEST(ZonelabUri, EveryOptionIsRead) {
+  auto o = parse_uri(
+      "zonelab:///a//b/./c/../dev%20one.img?timing=off&time_scale=2.5&scheduler=zinc&pacing=sleep"
+      "&gc=off&stats=/tmp/s.json&create=small&finish_threshold=10&power_cut_after=77");
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(o->image, "/a/b/dev one.img");
+  EXPECT_EQ(o->timing, Timing::kOff);
+  EXPECT_EQ(o->time_scale, 2.5);
+  EXPECT_EQ(o->scheduler, "zinc");
+  EXPECT_FALSE(o->spin);
+  EXPECT_FALSE(o->gc);
+  EXPECT_EQ(o->stats_path, "/tmp/s.json");
+  EXPECT_EQ(o->create_preset, "small");
+  EXPECT_EQ(o->finish_threshold_pct, 10u);
+  EXPECT_EQ(o->power_cut_after, 77u);
+  EXPECT_EQ(parse_uri("zonelab:///d.img?timing=on")->timing, Timing::kModeled);
+  EXPECT_EQ(parse_uri("zonelab:///d.img?stats=none")->stats_path, "");
+}
+
+TEST(ZonelabUri, BadUrisAreRefusedWithWhatIsWrong) {
+  struct Case {
+    const char* uri;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"file:///d.img", "not a zonelab:// URI"},
+           Case{"zonelab://relative/d.img", "absolute image path"},
+           Case{"zonelab://", "absolute image path"},
+           Case{"zonelab:///dir/", "names a directory"},
+           Case{"zonelab:///d.img?timing=fast", "timing=fast"},
+           Case{"zonelab:///d.img?time_scale=0", "time_scale=0"},
+           Case{"zonelab:///d.img?time_scale=1e9", "time_scale=1e9"},
+           Case{"zonelab:///d.img?time_scale=abc", "not a number"},
+           Case{"zonelab:///d.img?scheduler=cfq", "scheduler=cfq"},
+           Case{"zonelab:///d.img?pacing=busy", "spin or sleep"},
+           Case{"zonelab:///d.img?gc=maybe", "on or off"},
+           Case{"zonelab:///d.img?finish_threshold=101", "0 to 100"},
+           Case{"zonelab:///d.img?finish_threshold=-1", "0 to 100"},
+           Case{"zonelab:///d.img?power_cut_after=x", "count of commands"},
+           Case{"zonelab:///d.img?colour=blue", "unknown option 'colour'"},
+           Case{"zonelab:///d.img?timing", "has no value"},
+           Case{"zonelab:///d.img?gc=on&gc=off", "given twice"},
+           Case{"zonelab:///d%2.img", "bad %-escape"},
+           Case{"zonelab:///d%00.img", "bad %-escape"},
+           Case{"zonelab:///d.img?stats=", "needs a path"},
+           Case{"zonelab:///d.img?create=", "needs a preset"},
+       }) {
+    auto o = parse_uri(c.uri);
+    ASSERT_FALSE(o.ok()) << c.uri;
+    EXPECT_NE(o.error().find(c.says), std::string::npos) << c.uri << ": " << o.error();
+    EXPECT_EQ(o.error().find('\n'), std::string::npos) << c.uri;
+  }
+  std::string huge = "zonelab:///" + std::string(kUriBytesMax, 'x');
+  EXPECT_FALSE(parse_uri(huge).ok());
+  auto control = parse_uri("zonelab:///d.img?colour\n=x");
+  ASSERT_FALSE(control.ok());
+  EXPECT_EQ(control.error().find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zonelab::rocksdb_plugin
