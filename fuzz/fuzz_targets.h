@@ -25,4 +25,24 @@ int fuzz_config_toml(const uint8_t* data, size_t size);
 // calls abort().
 int fuzz_job_file(const uint8_t* data, size_t size);
 
+// The zoned file system's journal records (fs/metadata.h): what decodes
+// encodes back to the same bytes; applied in turn, each is taken or refused
+// with one line, and a snapshot rebuilds what was taken.
+int fuzz_fs_records(const uint8_t* data, size_t size);
+
+// A superblock, and a metadata zone's header (fs/journal.h): what decodes
+// encodes back to the same bytes; what is refused is refused in one line.
+int fuzz_fs_superblock(const uint8_t* data, size_t size);
+
+// Recovery (ZonedFs::mount) from a journal of arbitrary records on a small
+// memory-backed device: byte 0 says how many open the header's snapshot,
+// byte 1 how many go in a group, the rest are encoded records. A refused
+// journal is refused in one line; a taken one gives a file system that
+// fsck, reads and a write work on without a crash.
+int fuzz_fs_journal(const uint8_t* data, size_t size);
+
+// Seed inputs for the three targets above, into DIR/fs_records,
+// DIR/fs_superblock and DIR/fs_journal; adds to `written`.
+void write_fs_seeds(const char* dir, size_t& written);
+
 }  // namespace zonelab

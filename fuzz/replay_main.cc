@@ -4,7 +4,7 @@
 //       runs every file under CORPUS_DIR/image through fuzz_image_decode,
 //       every file under CORPUS_DIR/config through fuzz_config_toml and
 //       every file under CORPUS_DIR/job through fuzz_job_file.
-//   zonelab_fuzz_replay --target image|config|job FILE...
+//   zonelab_fuzz_replay --target image|config|job|fs_records|fs_superblock|fs_journal FILE...
 //       runs the given files (a crash reproducer, say) through one target.
 //   zonelab_fuzz_replay --write-seeds CORPUS_DIR
 //       writes the generated seed inputs (valid images, damaged variants,
@@ -98,6 +98,9 @@ Target target_named(std::string_view name) {
   if (name == "image") return fuzz_image_decode;
   if (name == "config") return fuzz_config_toml;
   if (name == "job") return fuzz_job_file;
+  if (name == "fs_records") return fuzz_fs_records;
+  if (name == "fs_superblock") return fuzz_fs_superblock;
+  if (name == "fs_journal") return fuzz_fs_journal;
   return nullptr;
 }
 
@@ -343,6 +346,7 @@ int write_seeds(const fs::path& corpus) {
   write_image_seeds(corpus / "image", written);
   write_config_seeds(corpus / "config", written);
   write_job_seeds(corpus / "job", written);
+  write_fs_seeds(corpus.c_str(), written);
   std::printf("wrote %zu seed files under %s\n", written, corpus.c_str());
   return written > 0 ? 0 : 1;
 }
@@ -350,7 +354,8 @@ int write_seeds(const fs::path& corpus) {
 int usage() {
   std::fprintf(stderr,
                "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
-               "       zonelab_fuzz_replay --target image|config|job FILE...\n"
+               "       zonelab_fuzz_replay --target "
+               "image|config|job|fs_records|fs_superblock|fs_journal FILE...\n"
                "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
 }
@@ -369,6 +374,9 @@ int run(std::vector<std::string_view> args) {
     bool found = run_dir(fuzz_image_decode, corpus / "image", verbose, tally);
     found = run_dir(fuzz_config_toml, corpus / "config", verbose, tally) && found;
     found = run_dir(fuzz_job_file, corpus / "job", verbose, tally) && found;
+    found = run_dir(fuzz_fs_records, corpus / "fs_records", verbose, tally) && found;
+    found = run_dir(fuzz_fs_superblock, corpus / "fs_superblock", verbose, tally) && found;
+    found = run_dir(fuzz_fs_journal, corpus / "fs_journal", verbose, tally) && found;
     if (!found) tally.failed += 1;
   } else {
     return usage();

@@ -5,7 +5,7 @@
 # (fuzz/<target>.dict: tokens, nesting shapes) is run with -dict=.
 #
 #   FUZZ_SECONDS=60        time per target
-#   FUZZ_TARGETS="image config job"
+#   FUZZ_TARGETS="image config job fs_records fs_superblock fs_journal"
 #   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
 #   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
 #   FUZZ_CXX=clang++
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"image config job"}
+targets=${FUZZ_TARGETS:-"image config job fs_records fs_superblock fs_journal"}
 out=${FUZZ_OUT:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
 mkdir -p "$out/obj" "$out/artifacts"
@@ -25,15 +25,16 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=32}
 flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
   -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1
   -fsanitize=address,undefined -fno-sanitize-recover=undefined)
-libs=(-lfmt -ltomlplusplus)
+libs=(-lfmt -ltomlplusplus -pthread)
 
 # The library code the targets reach, instrumented for coverage. An object is
 # rebuilt when its source, this script or any header is newer: a header
 # change (a struct's layout) must not leave objects that disagree.
 # Each layer's image-section codec sits beside its layer (docs/image-format.md).
+# The file system's targets run it on a whole device stack.
 mapfile -t sources < <(ls src/common/*.cc src/store/*.cc src/workload/job.cc fuzz/fuzz_targets.cc \
-  src/controller/device_state.cc src/flash/flash_state.cc src/conv/ftl_state.cc \
-  src/zns/block_map_state.cc src/stack/command_record.cc | grep -v '_test\.cc$')
+  fuzz/fs_fuzz_targets.cc src/sim/*.cc src/flash/*.cc src/controller/*.cc src/zns/*.cc \
+  src/conv/*.cc src/host/*.cc src/stack/*.cc src/fs/*.cc | grep -v '_test\.cc$')
 newest_header=$(ls -t include/zonelab/*.h src/*/*.h fuzz/*.h | head -n 1)
 objects=()
 for src in "${sources[@]}"; do
@@ -52,6 +53,9 @@ for target in $targets; do
     image) function=fuzz_image_decode ;;
     config) function=fuzz_config_toml ;;
     job) function=fuzz_job_file ;;
+    fs_records) function=fuzz_fs_records ;;
+    fs_superblock) function=fuzz_fs_superblock ;;
+    fs_journal) function=fuzz_fs_journal ;;
     *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
   esac
   binary="$out/fuzz_$target"
