@@ -114,7 +114,10 @@ def batch_iteration(zonelab, work, rng, stats):
     proc.stdin.flush()
     delay = rng.uniform(0, stats["batch_seconds"])
     time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
+    # kill -9, the terminal's Ctrl-C and a plain kill end the process alike.
+    sig = rng.choice([signal.SIGKILL, signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+    stats["signals"][sig.name] = stats["signals"].get(sig.name, 0) + 1
+    proc.send_signal(sig)
     out, _ = proc.communicate()
     answered = [l for l in out.splitlines() if l.strip()]
     # A line cut by the kill is not an answer.
@@ -165,7 +168,9 @@ def bench_iteration(zonelab, work, rng, stats, interface):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     delay = rng.uniform(0, stats["bench_seconds"][bs])
     time.sleep(delay)
-    proc.send_signal(signal.SIGKILL)
+    sig = rng.choice([signal.SIGKILL, signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+    stats["signals"][sig.name] = stats["signals"].get(sig.name, 0) + 1
+    proc.send_signal(sig)
     proc.communicate()
     opened = run(zonelab, "report", image, "--json", check=False)
     if opened.returncode != 0:
@@ -208,7 +213,8 @@ def main():
     work = tempfile.mkdtemp(prefix="zonelab-crash-")
     failures = []
     stats = {"acked": [], "replays": 0, "fallbacks": 0, "matched_prefix": {0: 0, 1: 0},
-             "bench_seconds": {}, "kills": {"batch": 0, "bench-zns": 0, "bench-block": 0}}
+             "bench_seconds": {}, "kills": {"batch": 0, "bench-zns": 0, "bench-block": 0},
+             "signals": {}}
     try:
         # How long an unkilled run takes: kills fall anywhere inside it.
         image = os.path.join(work, "probe.img")
@@ -246,7 +252,7 @@ def main():
           f"lines (median {sorted(acked)[len(acked) // 2] if acked else 0}), the image held the "
           f"answered lines alone {stats['matched_prefix'][0]} times and one more "
           f"{stats['matched_prefix'][1]} times; journals replayed {stats['replays']} times; "
-          f"older-slot fallbacks {stats['fallbacks']}; bench runs take "
+          f"older-slot fallbacks {stats['fallbacks']}; signals {stats['signals']}; bench runs take "
           + ", ".join(f"{bs} {s * 1000:.0f} ms" for bs, s in stats["bench_seconds"].items()))
     print(f"{iteration - len(failures)} passed, {len(failures)} failed")
     return 0 if not failures else 1

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "common/units.h"
@@ -214,10 +217,22 @@ int main(int argc, char** argv) {
   // A file-size limit answers a write with EFBIG, which the image reports,
   // instead of killing the process halfway.
   std::signal(SIGXFSZ, SIG_IGN);
+  int code = zonelab::cli::kExitInternal;
   try {
-    return zonelab::cli::main_impl(argc, argv);
+    code = zonelab::cli::main_impl(argc, argv);
+  } catch (const std::system_error& e) {
+    // Output the operating system would not take (stdout or stderr on a full
+    // disk, a closed pipe): said with a call that cannot throw.
+    std::fprintf(stderr, "zonelab: error: cannot write the output: %s\n",
+                 zonelab::one_line(e.what()).c_str());
+    return zonelab::cli::kExitBadInput;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "zonelab: internal error: {}\n", e.what());
+    std::fprintf(stderr, "zonelab: internal error: %s\n", zonelab::one_line(e.what()).c_str());
     return zonelab::cli::kExitInternal;
   }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "zonelab: error: cannot write the output: %s\n", std::strerror(errno));
+    return code == zonelab::cli::kExitOk ? zonelab::cli::kExitBadInput : code;
+  }
+  return code;
 }
