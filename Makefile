@@ -34,7 +34,8 @@ format: deps
 test: build format-check plot-deps tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The multi-threaded code's tests (the real-time driver, the stack over it)
+# The multi-threaded code's tests (the real-time driver, the stack over it,
+# the file system from many threads)
 # under ThreadSanitizer, in their own build directory; only that test binary
 # is built. Any report fails the run.
 tsan: deps
@@ -42,7 +43,7 @@ tsan: deps
 	  cmake -S . -B $(TSAN_BUILD) -G Ninja $(CMAKE_FLAGS) -DZONELAB_TSAN=ON
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zonelab_concurrency_tests
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
-	  $(TSAN_BUILD)/zonelab_concurrency_tests --gtest_filter='Realtime*:StackRealtime*' \
+	  $(TSAN_BUILD)/zonelab_concurrency_tests --gtest_filter='Realtime*:StackRealtime*:FsRealtime*' \
 	  --gtest_brief=1
 
 demo: build

@@ -24,6 +24,9 @@ uint64_t device_written_end(const ZoneDescriptor& d) {
 }  // namespace
 
 ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
+  // No collection moves data while the checks compare the journal, the
+  // metadata and the device (fsck is for a file system nobody else writes).
+  std::lock_guard gc(gc_mutex_);
   FsckReport report;
   if (repair && !options_.read_only) {
     if (FsStatus ok = commit(); !ok) report.problems.push_back(ok.message());
@@ -134,6 +137,8 @@ ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
       report.problems.push_back(fmt::format("zone {}: {} blocks counted live, the files hold {}",
                                             z.index, z.live_blocks, counted));
     }
+    // A zone being reset or finished right now is between two states.
+    if (z.collecting) continue;
     ZoneDescriptor d = io_.zone(z.index);
     uint64_t device_end = device_written_end(d) - d.start_lba;
     bool device_done = d.state == ZoneState::kFull || d.state == ZoneState::kReadOnly ||

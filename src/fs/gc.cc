@@ -65,16 +65,21 @@ FsStatus ZonedFs::gc_one_zone(uint32_t victim) {
     const uint64_t blocks = m.extent.blocks(bs);
     data.resize(blocks * bs);
     if (FsStatus ok = io_.read(m.extent.lba, data.data(), blocks); !ok) return fail(ok);
+    // Until the move is recorded no file holds the copies: their zones are
+    // pinned, so that nobody resets a destination that filled (and was let
+    // go) or was lent to another writer meanwhile.
     std::vector<Extent> pieces;
     FsStatus written = write_blocks(kGcWriter, m.lifetime, IoClass::kOther, dest, data.data(),
                                     blocks, m.extent.length, WriteCause::kGc, [&](const Extent& e) {
                                       pieces.push_back(e);
+                                      pin({e});
                                       return FsStatus();
                                     });
+    std::lock_guard lock(mutex_);
+    unpin(pieces);
     if (!written) return written;
     // The file's extent moves -- unless the file went or changed meanwhile,
     // and the copy is garbage.
-    std::lock_guard lock(mutex_);
     const FileNode* node = meta_.file(m.id);
     if (node == nullptr ||
         std::find(node->extents.begin(), node->extents.end(), m.extent) == node->extents.end()) {

@@ -14,7 +14,9 @@
 namespace zonelab::fs {
 namespace {
 
-constexpr int kAllocationTriesMax = 256;  // finishes, resets, collections, waits
+// Finishes, resets, collections and waits an allocation may go through
+// (each wait for space is 20 ms, within MountOptions::token_wait_ms).
+constexpr int kAllocationTriesMax = 4096;
 
 std::array<uint8_t, 16> make_uuid(const std::optional<uint64_t>& seed) {
   uint64_t a = 0;
@@ -342,6 +344,8 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
   using Kind = ZoneManager::Allocation::Kind;
   const bool for_gc = writer == kGcWriter;
   bool waited = false;
+  const auto no_space_deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.token_wait_ms);
   for (int attempt = 0; attempt < kAllocationTriesMax; ++attempt) {
     ZoneManager::Allocation a;
     {
@@ -421,10 +425,19 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
       std::lock_guard lock(mutex_);
       if (zones_->empty_count() > before) continue;
     }
-    if (for_gc || !options_.gc) break;
-    auto collected = collect_garbage(2);
-    if (!collected) return collected.status();
-    if (*collected == 0) break;
+    if (!for_gc && options_.gc) {
+      auto collected = collect_garbage(2);
+      if (!collected) return collected.status();
+      if (*collected > 0) continue;
+    }
+    // Nothing freed now. In real time another thread may be about to free
+    // space (a collection, a reset, a writer letting go of a zone, a reader
+    // of a dead zone finishing): wait for a change, within a bound.
+    std::unique_lock lock(mutex_);
+    if (zones_->empty_count() > before) continue;  // freed meanwhile, by a collection
+    if (!stack_.realtime() || !zones_->busy_elsewhere(writer)) break;
+    if (std::chrono::steady_clock::now() >= no_space_deadline) break;
+    changed_.wait_for(lock, std::chrono::milliseconds(20));
   }
   std::lock_guard lock(mutex_);
   const FsSpace space = space_locked();

@@ -39,6 +39,13 @@ void ZoneManager::remove_live(const Extent& blocks, uint64_t block_bytes, uint64
   z.freed_seq = std::max(z.freed_seq, seq);
 }
 
+bool ZoneManager::busy_elsewhere(WriterId writer) const {
+  return std::any_of(zones_.begin(), zones_.end(), [&](const DataZone& z) {
+    return (z.held() && z.writer != writer) || z.collecting ||
+           (z.live_blocks == 0 && !z.empty() && z.readers > 0);
+  });
+}
+
 uint32_t ZoneManager::held_count() const {
   return static_cast<uint32_t>(
       std::count_if(zones_.begin(), zones_.end(), [](const DataZone& z) { return z.held(); }));
@@ -155,7 +162,9 @@ void ZoneManager::release(uint32_t index, bool finish) {
 
 void ZoneManager::mark_reset(uint32_t index) {
   DataZone& z = zone(index);
-  ZL_ASSERT(z.live_blocks == 0 && !z.held() && z.readers == 0);
+  ZL_ASSERT(z.live_blocks == 0);
+  ZL_ASSERT(!z.held());
+  ZL_ASSERT(z.readers == 0);
   z.wp_lbas = 0;
   z.finished = false;
   z.collecting = false;

@@ -123,6 +123,10 @@ class ZoneManager {
   // live data among those with garbage that nobody holds.
   std::optional<uint32_t> gc_victim() const;
 
+  // Another writer holds a zone, a zone is being emptied, reset or
+  // finished, or a dead zone waits for its readers: space may come free
+  // without `writer` doing anything.
+  bool busy_elsewhere(WriterId writer) const;
   uint32_t held_count() const;
   uint32_t active_count() const;
   // Empty zones nobody holds.
