@@ -505,6 +505,7 @@ struct FsckOutcome {
   std::vector<std::string> problems;
   std::vector<std::string> repairs;
   std::vector<std::string> remaining;  // after repairs
+  std::vector<std::string> notes;      // what recovery did or noticed, not a problem
   uint64_t files = 0;
   uint64_t extents = 0;
   uint64_t journal_groups = 0;
@@ -513,27 +514,34 @@ struct FsckOutcome {
   bool clean() const { return repaired ? remaining.empty() : problems.empty(); }
 };
 
-int print_fsck(const FsRequest& r, const FsckOutcome& o) {
+void print_fsck_report(const FsRequest& r, const FsckOutcome& o) {
   if (r.json) {
     Json out = status_json(Status::kSuccess);
     out.update({{"image", r.image},
                 {"clean", o.clean()},
                 {"problems", o.problems},
                 {"repairs", o.repairs},
+                {"notes", o.notes},
                 {"files", o.files},
                 {"extents", o.extents},
                 {"journal_groups", o.journal_groups}});
     if (o.repaired) out["remaining_problems"] = o.remaining;
     print_fs_json(out);
-  } else {
-    for (const std::string& p : o.problems) fmt::print("problem: {}\n", one_line(p, 1000));
-    for (const std::string& p : o.repairs) fmt::print("repaired: {}\n", one_line(p, 1000));
-    for (const std::string& p : o.remaining) fmt::print("remains: {}\n", one_line(p, 1000));
-    if (o.clean()) {
-      fmt::print("{}: clean ({} files, {} extents, {} journal groups)\n", r.image, o.files,
-                 o.extents, o.journal_groups);
-    }
+    return;
   }
+  for (const std::string& p : o.problems) fmt::print("problem: {}\n", one_line(p, 1000));
+  for (const std::string& p : o.repairs) fmt::print("repaired: {}\n", one_line(p, 1000));
+  for (const std::string& p : o.remaining) fmt::print("remains: {}\n", one_line(p, 1000));
+  for (const std::string& p : o.notes) fmt::print("note: {}\n", one_line(p, 1000));
+  if (o.clean()) {
+    fmt::print("{}: clean ({} files, {} extents, {} journal groups)\n", r.image, o.files, o.extents,
+               o.journal_groups);
+  }
+}
+
+// The report on stdout; damage also as one line on stderr, and exit 3.
+int answer_fsck(const FsRequest& r, const FsckOutcome& o) {
+  print_fsck_report(r, o);
   if (o.clean()) return kExitOk;
   std::fflush(stdout);
   if (!o.unmountable.empty()) {
@@ -551,9 +559,20 @@ int print_fsck(const FsRequest& r, const FsckOutcome& o) {
   return kExitDeviceError;
 }
 
-void take_report(const fs::ZonedFs::FsckReport& report, FsckOutcome& o) {
+// The report, and what recovery did at mount: on a writable mount that is
+// a repair (a torn journal tail left behind, a file's tail given back); on
+// a read-only one a note, unless the report has it as a problem already.
+void take_report(const fs::ZonedFs::FsckReport& report,
+                 const std::vector<std::string>& recovery_notes, bool repair, FsckOutcome& o) {
   o.problems = report.problems;
-  o.repairs = report.repairs;
+  for (const std::string& n : recovery_notes) {
+    if (repair) {
+      o.repairs.push_back("at mount: " + n);
+    } else if (std::find(o.problems.begin(), o.problems.end(), n) == o.problems.end()) {
+      o.notes.push_back(n);
+    }
+  }
+  o.repairs.insert(o.repairs.end(), report.repairs.begin(), report.repairs.end());
   o.files = report.files;
   o.extents = report.extents;
   o.journal_groups = report.journal_groups;
@@ -572,19 +591,18 @@ int run_fsck(const FsRequest& r) {
     FsckOutcome o;
     o.unmountable = mounted.status().message();
     o.problems.push_back("the file system does not mount: " + o.unmountable);
-    return print_fsck(r, o);
+    return answer_fsck(r, o);
   }
   s.fs = std::move(mounted).value();
-  for (const std::string& text : s.fs->recovery_notes()) note(text);
   FsckOutcome o;
-  take_report(s.fs->fsck(r.repair), o);
+  take_report(s.fs->fsck(r.repair), s.fs->recovery_notes(), r.repair, o);
   if (r.repair) {
     o.repaired = true;
     if (fs::FsStatus synced = s.fs->sync_metadata(); !synced) return fs_failure(r.image, synced);
     o.remaining = s.fs->fsck(false).problems;
     if (int code = unmount(r.image, s); code != kExitOk) return code;
   }
-  return print_fsck(r, o);
+  return answer_fsck(r, o);
 }
 
 // --- dump -----------------------------------------------------------------------------
