@@ -852,57 +852,74 @@ const char* special_kind(mode_t mode) {
   return "not a regular file";
 }
 
-// One directory's entries into `out` (its subdirectories into `pending`),
-// each checked as a file-system path; symlinks and special files skipped.
-Outcome scan_dir(const std::string& host_dir, int root, const std::string& relative,
-                 std::vector<HostEntry>& out, std::vector<std::string>& pending, CopyTotals& t) {
-  auto dir = open_dir_below(root, relative, false);
-  if (!dir) return Error{fmt::format("{}/{}", host_dir, dir.error())};
-  auto names = read_names(dir->get());
-  if (!names) return Error{fmt::format("{}/{}: {}", host_dir, relative, names.error())};
-  std::vector<std::string> subdirs;
-  for (const std::string& name : *names) {
-    std::string rel = relative.empty() ? name : relative + "/" + name;
-    struct stat st;
-    if (::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      return Error{fmt::format("{}/{}: {}", host_dir, rel, std::strerror(errno))};
-    }
-    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-      t.skipped.push_back(rel);
-      note(fmt::format("{}/{}: {}, skipped", host_dir, rel, special_kind(st.st_mode)));
-      continue;
-    }
-    if (fs::FsStatus ok = fs::check_path("/" + rel); !ok) {
-      // The reason first: the path may be long enough to be cut.
-      return Error{fmt::format("{}: {}/{}", ok.message(), host_dir, rel)};
-    }
-    if (out.size() == kRestoreEntriesMax) {
-      return Error{
-          fmt::format("{}: more than {} directories and files", host_dir, kRestoreEntriesMax)};
-    }
-    out.push_back({rel, S_ISDIR(st.st_mode)});
-    if (S_ISDIR(st.st_mode)) subdirs.push_back(rel);
-  }
-  // Deepest last: the first subdirectory is scanned next.
-  pending.insert(pending.end(), subdirs.rbegin(), subdirs.rend());
-  return {};
-}
+// A host directory tree, scanned whole before a restore writes anything:
+// every directory and regular file, parents before children, each path
+// checked as a file-system path. Symlinks, special files and the image
+// itself are skipped (a note each).
+class HostScan {
+ public:
+  HostScan(const std::string& host_dir, int root, const struct stat& image)
+      : host_dir_(host_dir), root_(root), image_(image) {}
 
-// Every directory and regular file below `root`, parents before children,
-// each path checked before anything is written.
-Result<std::vector<HostEntry>> scan_host_tree(const std::string& host_dir, int root,
-                                              CopyTotals& t) {
-  std::vector<HostEntry> out;
-  std::vector<std::string> pending{""};
-  while (!pending.empty()) {
-    std::string relative = std::move(pending.back());
-    pending.pop_back();
-    if (Outcome ok = scan_dir(host_dir, root, relative, out, pending, t); !ok) {
-      return Error{ok.error()};
+  Outcome run() {
+    std::vector<std::string> pending{""};
+    while (!pending.empty()) {
+      std::string relative = std::move(pending.back());
+      pending.pop_back();
+      if (Outcome ok = scan_dir(relative, pending); !ok) return ok;
     }
+    return {};
   }
-  return out;
-}
+  const std::vector<HostEntry>& entries() const { return entries_; }
+  const std::vector<std::string>& skipped() const { return skipped_; }
+
+ private:
+  const char* skip_reason(const struct stat& st) const {
+    if (st.st_dev == image_.st_dev && st.st_ino == image_.st_ino) return "the image itself";
+    if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) return nullptr;
+    return special_kind(st.st_mode);
+  }
+
+  // One directory's entries; its subdirectories go to `pending`, the first
+  // one last so that it is scanned next.
+  Outcome scan_dir(const std::string& relative, std::vector<std::string>& pending) {
+    auto dir = open_dir_below(root_, relative, false);
+    if (!dir) return Error{fmt::format("{}/{}", host_dir_, dir.error())};
+    auto names = read_names(dir->get());
+    if (!names) return Error{fmt::format("{}/{}: {}", host_dir_, relative, names.error())};
+    std::vector<std::string> subdirs;
+    for (const std::string& name : *names) {
+      std::string rel = relative.empty() ? name : relative + "/" + name;
+      struct stat st;
+      if (::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return Error{fmt::format("{}/{}: {}", host_dir_, rel, std::strerror(errno))};
+      }
+      if (const char* why = skip_reason(st)) {
+        skipped_.push_back(rel);
+        note(fmt::format("{}/{}: {}, skipped", host_dir_, rel, why));
+        continue;
+      }
+      if (fs::FsStatus ok = fs::check_path("/" + rel); !ok) {
+        // The reason first: the path may be long enough to be cut.
+        return Error{fmt::format("{}: {}/{}", ok.message(), host_dir_, rel)};
+      }
+      if (entries_.size() == kRestoreEntriesMax) {
+        return Error{
+            fmt::format("{}: more than {} directories and files", host_dir_, kRestoreEntriesMax)};
+      }
+      entries_.push_back({rel, S_ISDIR(st.st_mode)});
+      if (S_ISDIR(st.st_mode)) subdirs.push_back(rel);
+    }
+    pending.insert(pending.end(), subdirs.rbegin(), subdirs.rend());
+    return {};
+  }
+
+  std::string host_dir_;
+  int root_;
+  struct stat image_;
+  std::vector<HostEntry> entries_;
+  std::vector<std::string> skipped_;
+};
 
 // Copies one host file into the file system, creating or replacing it. On
 // a failure the file is removed again, so no half copy is left.
@@ -971,11 +988,16 @@ int run_restore(const FsRequest& r) {
   // is the file system mounted (which may write).
   Session s;
   if (int code = open_stack(r.image, true, s); code != kExitOk) return code;
-  CopyTotals t;
-  auto entries = scan_host_tree(r.path, root.get(), t);
-  if (!entries) return bad_input(entries.error());
+  struct stat image;
+  if (::stat(r.image.c_str(), &image) != 0) {
+    return bad_input(fmt::format("{}: {}", r.image, std::strerror(errno)));
+  }
+  HostScan scan(r.path, root.get(), image);
+  if (Outcome scanned = scan.run(); !scanned) return bad_input(scanned.error());
   if (int code = mount_fs(r.image, true, s); code != kExitOk) return code;
-  int code = restore_tree(r, *s.fs, root.get(), *entries, t);
+  CopyTotals t;
+  t.skipped = scan.skipped();
+  int code = restore_tree(r, *s.fs, root.get(), scan.entries(), t);
   // What was copied stays, even when a later file failed.
   int closed = unmount(r.image, s);
   if (code != kExitOk) return code;
