@@ -400,8 +400,8 @@ int run_stat(const FsRequest& r, fs::ZonedFs& zfs) {
   fmt::print("mtime     {} ns (device clock)\n", st->mtime_ns);
   fmt::print("extents   {}\n", st->extents.size());
   for (const fs::Extent& e : st->extents) {
-    fmt::print("  zone {:>6}  lba {:>12}  length {:>10}  ({} blocks)\n", e.zone, e.lba, e.length,
-               e.blocks(bs));
+    fmt::print("  zone {:>6}  lba {:>12}  length {:>10}  ({})\n", e.zone, e.lba, e.length,
+               counted(e.blocks(bs), "block", "blocks"));
   }
   return kExitOk;
 }
@@ -480,7 +480,7 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
              format_size(sp.lost_bytes), format_size(sp.free_bytes), use_pct);
   fmt::print("data zones           {} of {} ({} empty, {} active)\n", sp.data_zones,
              format_size(sp.zone_bytes), sp.empty_zones, sp.active_zones);
-  fmt::print("files                {} ({})\n", sp.files, format_size(sp.file_bytes));
+  fmt::print("files                {}, {} bytes\n", sp.files, sp.file_bytes);
   fmt::print("write amplification  {:.3f}\n", sp.write_amplification);
   return kExitOk;
 }
