@@ -982,6 +982,7 @@ int restore_tree(const FsRequest& r, fs::ZonedFs& zfs, int root,
 }
 
 int run_restore(const FsRequest& r) {
+  if (r.path.empty()) return bad_input("'': an empty path is not a directory");
   Fd root(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.ok()) return bad_input(fmt::format("{}: {}", r.path, std::strerror(errno)));
   // The image is locked first, then the tree checked whole, and only then
@@ -1015,6 +1016,7 @@ int run_restore(const FsRequest& r) {
 // The commands that only read, on a read-only mount.
 int run_read_only(const FsRequest& r) {
   if (r.command == "backup") {
+    if (r.path.empty()) return bad_input("'': an empty path is not a directory");
     if (auto problem = check_backup_dir(r.path, r.force)) return bad_input(*problem);
   }
   Session s;
