@@ -189,6 +189,20 @@ void print_fs_json(const Json& json, int indent = -1) {
   std::fputc('\n', stdout);
 }
 
+// Does a metadata zone begin with a header's magic? Then the device held a
+// file system, and one that no longer mounts is damaged rather than absent.
+bool holds_metadata_magic(Stack& stack) {
+  fs::DeviceIo io(stack);
+  std::vector<uint8_t> block(io.block_bytes());
+  for (uint32_t z = 0; z < std::min<uint32_t>(2, io.zone_count()); ++z) {
+    ZoneState state = io.zone(z).state;
+    if (state == ZoneState::kEmpty || state == ZoneState::kOffline) continue;
+    if (!io.read(io.zone_start(z), block.data(), 1)) continue;
+    if (std::memcmp(block.data(), kMetaMagic, sizeof kMetaMagic) == 0) return true;
+  }
+  return false;
+}
+
 // --- mkfs ----------------------------------------------------------------------
 
 // Why the device cannot hold a file system that the file system's own checks
@@ -259,6 +273,17 @@ int run_mkfs(const FsRequest& r) {
   if (int code = open_stack(r.image, true, s); code != kExitOk) return code;
   if (auto problem = mkfs_device_problem(*s.stack)) {
     return bad_input(fmt::format("{}: {}", r.image, *problem));
+  }
+  // The file system refuses to replace one that mounts; one that no longer
+  // does still holds its files' data, which a new one would reset.
+  if (!r.force && holds_metadata_magic(*s.stack)) {
+    auto recovered = fs::ZonedFs::mount(*s.stack, mount_options(false));
+    if (!recovered) {
+      return bad_input(
+          fmt::format("{}: the device holds a zoned file system that does not mount ({}); fs "
+                      "fsck says more, mkfs --force replaces it",
+                      r.image, recovered.status().message()));
+    }
   }
   if (fs::FsStatus made = fs::ZonedFs::mkfs(*s.stack, mkfs_options(r)); !made) {
     return fs_failure(r.image, made);
@@ -486,20 +511,6 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
 }
 
 // --- fsck -----------------------------------------------------------------------------
-
-// Does a metadata zone begin with a header's magic? Then the device held a
-// file system, and one that no longer mounts is damaged rather than absent.
-bool holds_metadata_magic(Stack& stack) {
-  fs::DeviceIo io(stack);
-  std::vector<uint8_t> block(io.block_bytes());
-  for (uint32_t z = 0; z < std::min<uint32_t>(2, io.zone_count()); ++z) {
-    ZoneState state = io.zone(z).state;
-    if (state == ZoneState::kEmpty || state == ZoneState::kOffline) continue;
-    if (!io.read(io.zone_start(z), block.data(), 1)) continue;
-    if (std::memcmp(block.data(), kMetaMagic, sizeof kMetaMagic) == 0) return true;
-  }
-  return false;
-}
 
 struct FsckOutcome {
   std::vector<std::string> problems;
