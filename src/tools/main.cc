@@ -18,6 +18,7 @@
 #include "tools/cli.h"
 #include "tools/device_commands.h"
 #include "tools/experiment_command.h"
+#include "tools/fs_command.h"
 #include "tools/interference_command.h"
 
 namespace zonelab::cli {
@@ -155,6 +156,9 @@ int main_impl(int argc, char** argv) {
   ExperimentOptions experiment_options;
   add_experiment_command(app, experiment_options);
 
+  FsRequest fs_request;
+  add_fs_commands(app, fs_request);
+
   bool presets_json = false;
   auto* presets = app.add_subcommand("presets", "list the shipped presets");
   presets->add_flag("--json", presets_json, "print JSON");
@@ -184,6 +188,7 @@ int main_impl(int argc, char** argv) {
     return bad_input(
         fmt::format("no command given (commands: {}; see zonelab --help)", command_names(app)));
   }
+  if (auto problem = fs_usage_problem(args)) return bad_input(*problem);
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
   try {
     app.parse(args);
@@ -202,6 +207,7 @@ int main_impl(int argc, char** argv) {
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
   if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
+  if (!fs_request.command.empty()) return run_fs_command(fs_request);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
     return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);

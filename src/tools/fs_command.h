@@ -1,0 +1,48 @@
+// `zonelab mkfs` and `zonelab fs ls|stat|cat|df|fsck|dump|backup|restore`:
+// the zoned file system (src/fs) on a device image, from the command line,
+// as ZenFS's own tool has it. Commands that only look (ls, stat, cat, df,
+// dump, backup, fsck without --repair) open the image shared and mount the
+// file system read-only: they work on a file the user may only read and
+// never change it. mkfs, fsck --repair and restore open it exclusively.
+//
+// Exit codes as every command has them: 0 success; 2 bad input (a bad
+// option, no such image or path, no file system on the device, a name too
+// long, the image in use); 3 the file system or the device could not do it
+// (no space, an I/O error) and fsck's damage; 1 an internal error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+
+namespace zonelab::cli {
+
+struct FsRequest {
+  std::string command;  // mkfs, ls, stat, cat, df, fsck, dump, backup, restore
+  std::string image;
+  std::string path;  // ls: DIR; stat, cat: PATH; backup, restore: the host directory
+  bool json = false;
+  bool long_format = false;  // ls -l
+  bool recursive = false;    // ls -R
+  bool repair = false;       // fsck --repair
+  bool force = false;        // mkfs over a file system; backup into a non-empty directory
+  // mkfs: unset values take the file system's defaults (fs::MkfsOptions).
+  std::optional<uint64_t> finish_threshold_pct;
+  std::optional<uint64_t> gc_free_pct;
+  std::optional<uint64_t> meta_zones;
+  std::optional<uint64_t> uuid_seed;
+  std::string policy = "zenfs";
+};
+
+// Registers `mkfs` and `fs` (with its subcommands) on `app`; a parsed one
+// sets `request.command`.
+void add_fs_commands(CLI::App& app, FsRequest& request);
+int run_fs_command(const FsRequest& request);
+// A problem with the words after `zonelab` that CLI11 would word poorly
+// (`zonelab fs` alone, `zonelab fs bogus`), if any.
+std::optional<std::string> fs_usage_problem(const std::vector<std::string>& args);
+
+}  // namespace zonelab::cli
