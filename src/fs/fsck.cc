@@ -56,9 +56,14 @@ ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
 
   std::lock_guard lock(mutex_);
   const uint64_t bs = io_.block_bytes();
-  // (A read-only mount holds recovered tails the journal does not.)
-  bool comparable =
-      pending_.empty() && (counters_.recovered_tail_bytes == 0 || !options_.read_only);
+  // What the mount cut (MountOptions::cut_lost_data): damage, mended when
+  // the cut is journaled.
+  for (const std::string& cut : cuts_) {
+    (options_.read_only ? report.problems : report.repairs).push_back(cut);
+  }
+  // (A read-only mount holds recovered tails and cuts the journal does not.)
+  bool comparable = pending_.empty() &&
+                    (!options_.read_only || (counters_.recovered_tail_bytes == 0 && cuts_.empty()));
   if (replayed && comparable && replayed->snapshot() != meta_.snapshot()) {
     report.problems.push_back(
         "journal: replayed, it does not give the metadata the file system holds");

@@ -224,6 +224,9 @@ FsResult<MetaHeader> read_header(DeviceIo& io, uint32_t zone) {
   const uint64_t bs = io.block_bytes();
   std::vector<uint8_t> block(bs);
   if (FsStatus ok = io.read(start, block.data(), 1); !ok) return ok;
+  if (std::memcmp(block.data(), kMetaMagic, sizeof kMetaMagic) != 0) {
+    return FsStatus(Code::kNotFound, "no metadata header");
+  }
   uint64_t needed = 0;
   auto header = decode_meta_header(block.data(), block.size(), bs, &needed);
   if (header.ok() || needed == 0) return header;
@@ -243,6 +246,7 @@ FsResult<Recovered> Journal::recover(DeviceIo& io) {
   // how many more there are.
   std::optional<std::pair<uint32_t, MetaHeader>> best;
   std::string why[2];
+  bool any_header = false;  // a zone begins with a header's magic
   auto consider = [&](uint32_t zone, const FsResult<MetaHeader>& header) {
     if (!header) return;
     if (best && best->second.superblock.uuid != header->superblock.uuid) {
@@ -255,12 +259,19 @@ FsResult<Recovered> Journal::recover(DeviceIo& io) {
   for (uint32_t z = 0; z < std::min<uint32_t>(2, io.zone_count()); ++z) {
     auto header = read_header(io, z);
     if (!header) why[z] = header.status().message();
+    any_header = any_header || header.ok() || header.status().code() != Code::kNotFound;
     consider(z, header);
+  }
+  if (!best && !any_header) {
+    return FsStatus(Code::kNotFound,
+                    fmt::format("no zoned file system here (zone 0: {}; zone 1: {}); run zonelab "
+                                "mkfs first",
+                                why[0], why[1]));
   }
   if (!best) {
     return FsStatus(Code::kCorruption,
-                    fmt::format("no zoned file system here (zone 0: {}; zone 1: {}); run zonelab "
-                                "mkfs first",
+                    fmt::format("the zoned file system here is damaged: no metadata header checks "
+                                "(zone 0: {}; zone 1: {})",
                                 why[0], why[1]));
   }
   const Superblock sb = best->second.superblock;

@@ -76,6 +76,7 @@ FsStatus ZonedFs::recover() {
                                                    : d.wp_lba - d.start_lba;
     zones_->load(z, wp, finished);
   }
+  if (options_.cut_lost_data) cut_lost_data();
   if (FsStatus ok = check_extents_against_zones(); !ok) return ok;
   recover_tails();
   journal_ = std::make_unique<Journal>(io_, superblock_, rec);
@@ -124,6 +125,49 @@ FsStatus ZonedFs::check_extents_against_zones() {
     }
   }
   return {};
+}
+
+void ZonedFs::cut_lost_data() {
+  const uint64_t bs = io_.block_bytes();
+  std::vector<Record> cuts;
+  for (const auto& [id, node] : meta_.files()) {
+    uint64_t kept = 0;
+    bool lost = false;
+    for (const Extent& e : node.extents) {
+      bool inside = zones_->is_data_zone(e.zone) && io_.zone_of(e.lba) == e.zone;
+      if (inside) {
+        const DataZone& z = zones_->zone(e.zone);
+        inside = e.lba >= z.start_lba && e.end_lba(bs) <= z.start_lba + z.wp_lbas;
+      }
+      if (!inside) {
+        lost = true;
+        break;
+      }
+      kept += e.length;
+    }
+    if (!lost) continue;
+    Record r;
+    r.type = RecordType::kSizeSet;
+    r.id = id;
+    r.size = kept;
+    r.mtime_ns = node.mtime_ns;
+    cuts.push_back(r);
+    cuts_.push_back(
+        fmt::format("file {}: its data past byte {} of {} is not on the device; cut "
+                    "to {} bytes",
+                    id, kept, node.size, kept));
+  }
+  // Applied before any zone counts live blocks: the space a cut frees was
+  // never counted.
+  for (const Record& r : cuts) {
+    FsStatus ok = meta_.apply(r, bs);
+    ZL_ASSERT(ok.is_ok());
+    const FileNode* node = meta_.file(r.id);
+    if (!options_.read_only && node != nullptr && node->nlink != 0) {
+      ++applied_seq_;
+      encode_record(r, pending_);
+    }
+  }
 }
 
 void ZonedFs::recover_tails() {

@@ -141,9 +141,21 @@ FsStatus check_mount_options(const MountOptions& o) {
 FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options) {
   DeviceIo io(stack);
   if (FsStatus ok = check_mkfs_options(options, io.info(), stack.stores_data()); !ok) return ok;
-  if (!options.force && Journal::recover(io).ok()) {
-    return FsStatus(Code::kExists,
-                    "the device holds a zoned file system already (use --force to make a new one)");
+  if (!options.force) {
+    auto found = Journal::recover(io);
+    if (found.ok()) {
+      return FsStatus(Code::kExists,
+                      "the device holds a zoned file system already (use --force to make a new "
+                      "one)");
+    }
+    if (found.status().code() != Code::kNotFound) {
+      // Damaged, but its files' data is still there: a new file system would
+      // reset it.
+      return FsStatus(Code::kExists,
+                      fmt::format("the device holds a zoned file system that does not mount ({}); "
+                                  "zonelab fs fsck says more, --force replaces it",
+                                  found.status().message()));
+    }
   }
   Superblock sb;
   sb.uuid = make_uuid(options.uuid_seed);
@@ -875,7 +887,7 @@ std::string ZonedFs::dump_json() const {
     zones.push_back(zone);
   }
   out["zones"] = zones;
-  return out.dump();
+  return out.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string ZonedFs::stats_json() const {

@@ -84,6 +84,11 @@ struct MountOptions {
   // In real time, how long a writer waits for an open or active token that
   // every other writer is using, before it gives up with kBusy.
   uint64_t token_wait_ms = 60'000;
+  // fsck's mount: a file whose extents reach past what its zone holds (data
+  // the device lost) is cut to the data that is there -- in memory, or
+  // journaled on a writable mount -- instead of the mount being refused;
+  // fsck reports each cut as damage, or as a repair.
+  bool cut_lost_data = false;
 };
 FsStatus check_mount_options(const MountOptions& options);
 
@@ -240,6 +245,9 @@ class ZonedFs {
   // file), as extent-added records; under mutex_.
   void recover_tails();
   FsStatus check_extents_against_zones();
+  // With MountOptions::cut_lost_data: files cut to the data their zones
+  // hold; under mutex_, before the zones count live blocks.
+  void cut_lost_data();
 
   // Applies a record to the metadata and the zones, and queues it for the
   // journal unless `journal` is false (a file with no name left: gone after a
@@ -308,7 +316,8 @@ class ZonedFs {
   std::set<std::string> locked_;
   FsCounters counters_;  // device_written_bytes: what earlier mounts wrote
   std::vector<std::string> notes_;
-  std::string failure_;  // set once a write to the device failed
+  std::vector<std::string> cuts_;  // cut_lost_data: what was cut at mount
+  std::string failure_;            // set once a write to the device failed
   uint64_t handles_ = 0;
   uint64_t gc_timer_ = 0;
   bool unmounted_ = false;

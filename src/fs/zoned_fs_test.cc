@@ -570,7 +570,7 @@ TEST(ZonedFs, AnUnformattedDeviceIsNotMounted) {
   auto stack = image.open();
   auto fs = ZonedFs::mount(*stack);
   ASSERT_FALSE(fs.ok());
-  EXPECT_EQ(fs.status().code(), Code::kCorruption);
+  EXPECT_EQ(fs.status().code(), Code::kNotFound);
   EXPECT_NE(fs.status().message().find("mkfs"), std::string::npos) << fs.status().message();
 }
 
@@ -691,8 +691,38 @@ TEST(ZonedFs, NoReadableHeaderIsNoFileSystem) {
   auto stack = image.open();
   auto fs = ZonedFs::mount(*stack);
   ASSERT_FALSE(fs.ok());
+  EXPECT_EQ(fs.status().code(), Code::kNotFound);
+  EXPECT_NE(fs.status().message().find("no metadata header"), std::string::npos)
+      << fs.status().message();
+}
+
+TEST(ZonedFs, ADamagedHeaderIsDamageAndMkfsWillNotWriteOverIt) {
+  TestImage image;
+  {
+    Mounted m = fresh(image);
+    write_file(*m.fs, "/f", pattern_bytes(1, 10));
+  }
+  {
+    // The header's magic stays, a byte of its superblock changes.
+    auto stack = image.open();
+    DeviceIo io(*stack);
+    std::vector<uint8_t> block(kBs);
+    ASSERT_TRUE(io.read(io.zone_start(0), block.data(), 1).is_ok());
+    block[40] ^= 0xff;
+    ASSERT_TRUE(io.reset(0).is_ok());
+    ASSERT_TRUE(io.write(io.zone_start(0), block.data(), 1, WriteCause::kMeta).is_ok());
+  }
+  auto stack = image.open();
+  auto fs = ZonedFs::mount(*stack);
+  ASSERT_FALSE(fs.ok());
   EXPECT_EQ(fs.status().code(), Code::kCorruption);
-  EXPECT_NE(fs.status().message().find("bad magic"), std::string::npos) << fs.status().message();
+  EXPECT_NE(fs.status().message().find("damaged"), std::string::npos) << fs.status().message();
+  FsStatus made = ZonedFs::mkfs(*stack, test_mkfs_options());
+  EXPECT_EQ(made.code(), Code::kExists);
+  EXPECT_NE(made.message().find("--force"), std::string::npos) << made.message();
+  MkfsOptions force = test_mkfs_options();
+  force.force = true;
+  EXPECT_TRUE(ZonedFs::mkfs(*stack, force).is_ok());
 }
 
 TEST(ZonedFs, FsckFindsDataTheDeviceNoLongerHoldsAndRepairs) {
@@ -710,10 +740,38 @@ TEST(ZonedFs, FsckFindsDataTheDeviceNoLongerHoldsAndRepairs) {
     DeviceIo io(*stack);
     ASSERT_TRUE(io.reset(zone).is_ok());
   }
-  auto stack = image.open();
-  auto refused = ZonedFs::mount(*stack);
-  ASSERT_FALSE(refused.ok());  // mounting checks every extent
-  EXPECT_NE(refused.status().message().find("beyond zone"), std::string::npos);
+  {
+    auto stack = image.open();
+    auto refused = ZonedFs::mount(*stack);
+    ASSERT_FALSE(refused.ok());  // mounting checks every extent
+    EXPECT_NE(refused.status().message().find("beyond zone"), std::string::npos);
+  }
+  MountOptions cut;
+  cut.cut_lost_data = true;
+  {
+    // fsck's read-only mount: the loss is damage, and nothing changes.
+    StackOptions so;
+    so.read_only = true;
+    cut.read_only = true;
+    Mounted m = mount(image, cut, so);
+    ASSERT_NE(m.fs, nullptr);
+    auto report = m.fs->fsck(false);
+    ASSERT_EQ(report.problems.size(), 1u);
+    EXPECT_NE(report.problems[0].find("cut to 0 bytes"), std::string::npos) << report.problems[0];
+  }
+  {
+    // fsck --repair's writable mount: the cut is journaled.
+    cut.read_only = false;
+    Mounted m = mount(image, cut);
+    ASSERT_NE(m.fs, nullptr);
+    auto report = m.fs->fsck(true);
+    EXPECT_TRUE(report.clean());
+    ASSERT_EQ(report.repairs.size(), 1u);
+  }
+  Mounted m = mount(image);
+  ASSERT_NE(m.fs, nullptr);
+  EXPECT_EQ(m.fs->stat("/victim")->size, 0u);
+  EXPECT_TRUE(m.fs->fsck(false).clean());
 }
 
 TEST(ZonedFs, CountersAndWriteAmplificationAreKeptAcrossMounts) {

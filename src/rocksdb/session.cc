@@ -190,7 +190,7 @@ std::string Session::stats_json() const {
   out["realtime"] = realtime_stats_json(ro, stack_->realtime_stats());
   out["virtual_time_ns"] = now;
   out["zones"] = Json::parse(fs_->dump_json())["zones"];
-  return out.dump(2);
+  return out.dump(2, ' ', false, Json::error_handler_t::replace);
 }
 
 Outcome Session::write_stats() const {

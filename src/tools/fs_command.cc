@@ -28,7 +28,6 @@ constexpr uint64_t kChunkBytes = 1 << 20;
 constexpr size_t kRestoreEntriesMax = 1'000'000;
 // A metadata zone's header begins with these bytes (fs/journal.cc): a zone
 // that starts with them held a file system, even if it no longer checks.
-constexpr char kMetaMagic[8] = {'Z', 'L', 'F', 'S', 'M', 'E', 'T', 'A'};
 
 // --- options -------------------------------------------------------------------
 
@@ -189,29 +188,11 @@ void print_fs_json(const Json& json, int indent = -1) {
   std::fputc('\n', stdout);
 }
 
-// Does a metadata zone begin with a header's magic? Then the device held a
-// file system, and one that no longer mounts is damaged rather than absent.
-bool holds_metadata_magic(Stack& stack) {
-  fs::DeviceIo io(stack);
-  std::vector<uint8_t> block(io.block_bytes());
-  for (uint32_t z = 0; z < std::min<uint32_t>(2, io.zone_count()); ++z) {
-    ZoneState state = io.zone(z).state;
-    if (state == ZoneState::kEmpty || state == ZoneState::kOffline) continue;
-    if (!io.read(io.zone_start(z), block.data(), 1)) continue;
-    if (std::memcmp(block.data(), kMetaMagic, sizeof kMetaMagic) == 0) return true;
-  }
-  return false;
-}
-
 // --- mkfs ----------------------------------------------------------------------
 
 // Why the device cannot hold a file system that the file system's own checks
 // do not see, if it cannot.
 std::optional<std::string> mkfs_device_problem(const Stack& stack) {
-  if (stack.info().interface != "zns") {
-    return fmt::format("the file system needs a zoned device; this one has the {} interface",
-                       stack.info().interface);
-  }
   if (stack.config().store.backing == "memory") {
     return "the image keeps no data between processes (store.backing = memory); a file system "
            "needs store.backing = file";
@@ -273,17 +254,6 @@ int run_mkfs(const FsRequest& r) {
   if (int code = open_stack(r.image, true, s); code != kExitOk) return code;
   if (auto problem = mkfs_device_problem(*s.stack)) {
     return bad_input(fmt::format("{}: {}", r.image, *problem));
-  }
-  // The file system refuses to replace one that mounts; one that no longer
-  // does still holds its files' data, which a new one would reset.
-  if (!r.force && holds_metadata_magic(*s.stack)) {
-    auto recovered = fs::ZonedFs::mount(*s.stack, mount_options(false));
-    if (!recovered) {
-      return bad_input(
-          fmt::format("{}: the device holds a zoned file system that does not mount ({}); fs "
-                      "fsck says more, mkfs --force replaces it",
-                      r.image, recovered.status().message()));
-    }
   }
   if (fs::FsStatus made = fs::ZonedFs::mkfs(*s.stack, mkfs_options(r)); !made) {
     return fs_failure(r.image, made);
@@ -487,6 +457,18 @@ Json df_json(const fs::FsSpace& sp) {
   return out;
 }
 
+// A size as df -h shows one: three significant digits at most, in the
+// largest binary unit that keeps it at 1 or more ("2.7GiB", "4.8MiB", "512").
+std::string human_size(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return fmt::format("{}", bytes);
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  for (value /= 1024; value >= 1024 && unit + 1 < std::size(kUnits); value /= 1024) ++unit;
+  return value < 10 ? fmt::format("{:.1f}{}", value, kUnits[unit])
+                    : fmt::format("{:.0f}{}", value, kUnits[unit]);
+}
+
 int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
   const fs::FsSpace sp = zfs.space();
   if (r.json) {
@@ -501,8 +483,8 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
   fmt::print("{:<20} {:>10} {:>10} {:>12} {:>10} {:>10} {:>5}\n", "File system", "Size", "Used",
              "Reclaimable", "Lost", "Free", "Use%");
   fmt::print("{:<20} {:>10} {:>10} {:>12} {:>10} {:>10} {:>4}%\n", one_line(r.image, 200),
-             format_size(size), format_size(sp.used_bytes), format_size(sp.reclaimable_bytes),
-             format_size(sp.lost_bytes), format_size(sp.free_bytes), use_pct);
+             human_size(size), human_size(sp.used_bytes), human_size(sp.reclaimable_bytes),
+             human_size(sp.lost_bytes), human_size(sp.free_bytes), use_pct);
   fmt::print("data zones           {} of {} ({} empty, {} active)\n", sp.data_zones,
              format_size(sp.zone_bytes), sp.empty_zones, sp.active_zones);
   fmt::print("files                {}, {} bytes\n", sp.files, sp.file_bytes);
@@ -592,11 +574,13 @@ void take_report(const fs::ZonedFs::FsckReport& report,
 int run_fsck(const FsRequest& r) {
   Session s;
   if (int code = open_stack(r.image, r.repair, s); code != kExitOk) return code;
-  auto mounted = fs::ZonedFs::mount(*s.stack, mount_options(r.repair));
+  fs::MountOptions options = mount_options(r.repair);
+  options.cut_lost_data = true;  // reported as damage, or repaired
+  auto mounted = fs::ZonedFs::mount(*s.stack, options);
   if (!mounted) {
     // A file system that was there and no longer mounts is damage; no file
     // system at all is input fsck cannot use.
-    if (mounted.status().code() != fs::Code::kCorruption || !holds_metadata_magic(*s.stack)) {
+    if (mounted.status().code() != fs::Code::kCorruption) {
       return fs_failure(r.image, mounted.status());
     }
     FsckOutcome o;
@@ -619,14 +603,7 @@ int run_fsck(const FsRequest& r) {
 // --- dump -----------------------------------------------------------------------------
 
 int run_dump(const FsRequest& r, fs::ZonedFs& zfs) {
-  std::string text;
-  try {
-    text = zfs.dump_json();
-  } catch (const Json::exception& e) {
-    // The file system's own JSON refuses names that are not UTF-8.
-    bad_input(fmt::format("{}: the dump cannot be written as JSON: {}", r.image, e.what()));
-    return kExitInternal;
-  }
+  std::string text = zfs.dump_json();
   Json out = status_json(Status::kSuccess);
   out["image"] = r.image;
   out["superblock"] = superblock_json(zfs.superblock());
