@@ -16,6 +16,7 @@
 #include "tools/device_commands.h"
 #include "tools/experiment_command.h"
 #include "tools/interference_command.h"
+#include "tools/kv_command.h"
 
 namespace zonelab::cli {
 namespace {
@@ -152,6 +153,9 @@ int main_impl(int argc, char** argv) {
   ExperimentOptions experiment_options;
   add_experiment_command(app, experiment_options);
 
+  KvCommandOptions kv_options;
+  add_kv_command(app, kv_options);
+
   bool presets_json = false;
   auto* presets = app.add_subcommand("presets", "list the shipped presets");
   presets->add_flag("--json", presets_json, "print JSON");
@@ -199,6 +203,7 @@ int main_impl(int argc, char** argv) {
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
   if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
+  if (app.got_subcommand("kv")) return run_kv_command(kv_options);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
     return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);
