@@ -315,12 +315,15 @@ KvPhase run_phase(const KvOptions& o, std::string_view name, PhaseControl& contr
                                                std::chrono::duration<double>(duration_s));
   {
     std::unique_lock lock(control.mutex);
+    bool timed = duration_s > 0;  // until the deadline has passed
     while (control.running > 0) {
-      auto wake = reporter.next_report();
-      if (duration_s > 0) wake = std::min(wake, deadline);
+      auto wake = timed ? std::min(reporter.next_report(), deadline) : reporter.next_report();
       control.changed.wait_until(lock, wake, [&] { return control.running == 0; });
       if (control.running == 0) break;
-      if (duration_s > 0 && Clock::now() >= deadline) control.stop = true;
+      if (timed && Clock::now() >= deadline) {
+        control.stop = true;
+        timed = false;
+      }
       if (Clock::now() >= reporter.next_report()) {
         lock.unlock();
         reporter.report(control.done.load());
@@ -610,38 +613,44 @@ void run_ycsb(const KvOptions& o, RunContext& c, KvResult& result) {
     write_records_marker(c.db, c.write_options, result.records, result);
 }
 
-void run_verify(const KvOptions& o, RunContext& c, KvResult& result) {
-  auto keys = read_ack_log(o.ack_log_path);
-  if (!keys) {
-    result.failure = KvFailure::kBadInput;
-    result.error = keys.error();
-    return;
+// What the run needs from the host, taken before the image is opened, so
+// that a bad path changes nothing: the ack log to append to, or the keys
+// one lists (verify).
+struct HostInputs {
+  AckLog ack;
+  bool ack_open = false;
+  std::vector<uint64_t> verify_keys;
+};
+
+bool take_host_inputs(const KvOptions& o, HostInputs& in, KvResult& result) {
+  std::optional<std::string> failed;
+  if (o.workload->family == WorkloadFamily::kVerify) {
+    auto keys = read_ack_log(o.ack_log_path);
+    if (keys) in.verify_keys = std::move(keys).value();
+    if (!keys) failed = keys.error();
+  } else if (!o.ack_log_path.empty()) {
+    failed = in.ack.open(o.ack_log_path);
+    in.ack_open = !failed;
   }
-  PhaseControl control;
-  KvVerify verify;
-  result.phases.push_back(verify_keys(o, c, control, *keys, verify));
-  if (take_failure(control, result)) return;
-  result.verify = verify;
+  if (!failed) return true;
+  result.failure = KvFailure::kBadInput;
+  result.error = *failed;
+  return false;
 }
 
-void run_phases(const KvOptions& o, OpenDb& open, KvResult& result) {
+void run_phases(const KvOptions& o, OpenDb& open, HostInputs& in, KvResult& result) {
   RunContext c{o, *open.db, o.workload->family, nullptr, nullptr, rdb::WriteOptions()};
   c.write_options.sync = o.sync;
-  AckLog ack;
+  c.ack = in.ack_open ? &in.ack : nullptr;
+  PhaseControl control;
   if (o.workload->family == WorkloadFamily::kVerify) {
     c.family = o.verify_keys;
-    return run_verify(o, c, result);
-  }
-  if (!o.ack_log_path.empty()) {
-    if (auto failed = ack.open(o.ack_log_path)) {
-      result.failure = KvFailure::kBadInput;
-      result.error = *failed;
-      return;
-    }
-    c.ack = &ack;
+    KvVerify verify;
+    result.phases.push_back(verify_keys(o, c, control, in.verify_keys, verify));
+    if (!take_failure(control, result)) result.verify = verify;
+    return;
   }
   if (o.workload->family == WorkloadFamily::kYcsb) return run_ycsb(o, c, result);
-  PhaseControl control;
   result.phases.push_back(run_workload(o, c, control, o.num));
   take_failure(control, result);
 }
@@ -760,9 +769,11 @@ KvResult run_kv(const KvOptions& o) {
     result.error = *bad;
     return result;
   }
+  HostInputs in;
+  if (!take_host_inputs(o, in, result)) return result;
   auto open = open_db(o, result);
   if (!open) return result;
-  run_phases(o, *open, result);
+  run_phases(o, *open, in, result);
   close_db(*open, result);
   return result;
 }
