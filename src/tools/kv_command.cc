@@ -148,7 +148,8 @@ std::optional<std::string> check_combinations(const KvCommandOptions& c,
 
 std::optional<std::string> parse_sizes(const KvCommandOptions& c, const kv::WorkloadSpec& spec,
                                        kv::KvOptions& o) {
-  bool ycsb = spec.family == kv::WorkloadFamily::kYcsb;
+  bool ycsb = spec.family == kv::WorkloadFamily::kYcsb ||
+              (spec.family == kv::WorkloadFamily::kVerify && c.verify_keys == "ycsb");
   uint64_t value = ycsb ? kYcsbValueBytesDefault : kDbBenchValueBytesDefault;
   uint64_t key = o.key_bytes;
   if (auto bad = size_flag("--value-size", c.value_size, 0, kv::kKvValueBytesMax, &value)) {
