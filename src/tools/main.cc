@@ -20,6 +20,7 @@
 #include "tools/experiment_command.h"
 #include "tools/fs_command.h"
 #include "tools/interference_command.h"
+#include "tools/kv_command.h"
 
 namespace zonelab::cli {
 namespace {
@@ -158,6 +159,8 @@ int main_impl(int argc, char** argv) {
 
   FsRequest fs_request;
   add_fs_commands(app, fs_request);
+  KvCommandOptions kv_options;
+  add_kv_command(app, kv_options);
 
   bool presets_json = false;
   auto* presets = app.add_subcommand("presets", "list the shipped presets");
@@ -208,6 +211,7 @@ int main_impl(int argc, char** argv) {
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
   if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
   if (!fs_request.command.empty()) return run_fs_command(fs_request);
+  if (app.got_subcommand("kv")) return run_kv_command(kv_options);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
     return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);

@@ -1,0 +1,220 @@
+#include "rocksdb/kv_runner.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fs/zoned_fs.h"
+#include "rocksdb/session.h"
+#include "stack/stack.h"
+
+namespace zonelab::rocksdb_plugin {
+namespace {
+
+// A `small` image with a file system, in a directory of its own.
+class KvImage {
+ public:
+  // A `small` image (with or without a file system), or one of `config`
+  // with a file system.
+  explicit KvImage(bool with_fs = true, std::optional<Config> config = std::nullopt) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "zonelab-kv-test-XXXXXX").string();
+    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/dev.img";
+    if (config) {
+      make_with_fs(*config);
+    } else if (with_fs) {
+      Outcome made = create_image_with_fs(path_, "small", 0);
+      EXPECT_TRUE(made.ok()) << made.error();
+    } else {
+      auto made = Stack::create_image(path_, *preset_config("small"), false);
+      EXPECT_TRUE(made.ok()) << made.error();
+    }
+  }
+  ~KvImage() { std::filesystem::remove_all(dir_); }
+  void make_with_fs(const Config& config) {
+    auto made = Stack::create_image(path_, config, false);
+    ASSERT_TRUE(made.ok()) << made.error();
+    auto stack = Stack::open(path_);
+    ASSERT_TRUE(stack.ok()) << stack.error();
+    fs::FsStatus mkfs = fs::ZonedFs::mkfs(**stack, fs::MkfsOptions{});
+    ASSERT_TRUE(mkfs.is_ok()) << mkfs.message();
+    ASSERT_TRUE((*stack)->close().ok());
+  }
+  KvImage(const KvImage&) = delete;
+  KvImage& operator=(const KvImage&) = delete;
+
+  std::string uri() const { return "zonelab://" + path_ + "?timing=off&stats=none"; }
+  std::string file(const char* name) const { return dir_ + "/" + name; }
+
+  KvOptions options(const char* workload, uint64_t num) const {
+    KvOptions o;
+    o.uri = uri();
+    o.workload = find_workload(workload);
+    o.num = num;
+    o.seed = 5;
+    o.write_buffer_bytes = kKvWriteBufferBytesMin;  // flushes, so tables reach the zones
+    o.block_cache_bytes = 1 << 20;
+    return o;
+  }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+const KvOpStats& stats_of(const KvPhase& phase, OpType type) {
+  return phase.by_type[static_cast<size_t>(type)];
+}
+
+TEST(KvRunner, FillseqThenReadrandomFindsEveryKey) {
+  KvImage image;
+  KvResult filled = run_kv(image.options("fillseq", 2000));
+  ASSERT_TRUE(filled.ok()) << filled.error;
+  ASSERT_EQ(filled.phases.size(), 1u);
+  EXPECT_EQ(stats_of(filled.phases[0], OpType::kWrite).ops, 2000u);
+  EXPECT_GT(filled.rocksdb["flush_write_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(filled.session["fs"]["space"]["files"].get<uint64_t>(), 0u);
+
+  KvOptions read = image.options("readrandom", 2000);
+  read.threads = 2;
+  KvResult r = run_kv(read);
+  ASSERT_TRUE(r.ok()) << r.error;
+  const KvOpStats& reads = stats_of(r.phases[0], OpType::kRead);
+  EXPECT_EQ(reads.ops, 2000u);
+  EXPECT_EQ(reads.found, 2000u);
+  EXPECT_EQ(reads.not_found, 0u);
+  EXPECT_EQ(reads.latency_ns.count(), 2000u);
+  // A zone's capacity is 48 MiB: tables get 90 % of it.
+  EXPECT_EQ(r.target_file_size_bytes, (48ull << 20) * 9 / 10 / 4096 * 4096);
+}
+
+TEST(KvRunner, YcsbALoadsOnceThenReportsReadsAndUpdates) {
+  KvImage image;
+  KvOptions o = image.options("ycsb-a", 1000);
+  o.ops = 2000;
+  o.threads = 2;
+  o.value_bytes = 200;
+  KvResult first = run_kv(o);
+  ASSERT_TRUE(first.ok()) << first.error;
+  ASSERT_EQ(first.phases.size(), 2u);
+  EXPECT_EQ(first.phases[0].name, "load");
+  EXPECT_EQ(stats_of(first.phases[0], OpType::kInsert).ops, 1000u);
+  const KvPhase& run = first.phases[1];
+  EXPECT_EQ(run.ops(), 2000u);
+  EXPECT_GT(stats_of(run, OpType::kRead).ops, 800u);
+  EXPECT_GT(stats_of(run, OpType::kUpdate).ops, 800u);
+  EXPECT_EQ(stats_of(run, OpType::kRead).not_found, 0u);  // every record loaded
+
+  nlohmann::ordered_json j = kv_result_json(o, first);
+  EXPECT_TRUE(j["run"]["by_type"].contains("read"));
+  EXPECT_TRUE(j["run"]["by_type"].contains("update"));
+  EXPECT_TRUE(j["run"]["by_type"]["read"]["lat_us"].contains("p999"));
+  EXPECT_TRUE(j["session"].contains("device"));
+
+  KvResult second = run_kv(o);  // the records are there: no load phase
+  ASSERT_TRUE(second.ok()) << second.error;
+  ASSERT_EQ(second.phases.size(), 1u);
+  EXPECT_EQ(second.phases[0].name, "run");
+}
+
+TEST(KvRunner, YcsbEInsertsAndScans) {
+  KvImage image;
+  KvOptions o = image.options("ycsb-e", 500);
+  o.ops = 400;
+  KvResult r = run_kv(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  const KvPhase& run = r.phases.back();
+  EXPECT_GT(stats_of(run, OpType::kScan).ops, 300u);
+  EXPECT_GT(stats_of(run, OpType::kInsert).ops, 0u);
+  EXPECT_EQ(r.records, 500 + stats_of(run, OpType::kInsert).ops);
+}
+
+TEST(KvRunner, AckLogAndVerifyRoundTrip) {
+  KvImage image;
+  KvOptions write = image.options("fillrandom", 1000);
+  write.sync = true;
+  write.ack_log_path = image.file("acks");
+  KvResult written = run_kv(write);
+  ASSERT_TRUE(written.ok()) << written.error;
+
+  KvOptions verify = image.options("verify", 1000);
+  verify.ack_log_path = write.ack_log_path;
+  KvResult checked = run_kv(verify);
+  ASSERT_TRUE(checked.ok()) << checked.error;
+  ASSERT_TRUE(checked.verify.has_value());
+  EXPECT_TRUE(checked.verify->clean());
+  EXPECT_GT(checked.verify->listed, 500u);  // 1000 random keys of 1000, some twice
+  EXPECT_EQ(checked.verify->found, checked.verify->listed);
+
+  verify.seed = 6;  // other values than were written
+  KvResult other_seed = run_kv(verify);
+  ASSERT_TRUE(other_seed.ok()) << other_seed.error;
+  EXPECT_EQ(other_seed.verify->wrong, other_seed.verify->listed);
+
+  std::ofstream(write.ack_log_path, std::ios::app) << "123456789\n";  // never written
+  verify.seed = 5;
+  KvResult missing = run_kv(verify);
+  ASSERT_TRUE(missing.ok()) << missing.error;
+  EXPECT_EQ(missing.verify->missing, 1u);
+  EXPECT_FALSE(missing.verify->clean());
+}
+
+TEST(KvRunner, AFullDeviceIsADbError) {
+  // 10 zones of 4 MiB: 8 for data after the journal's two.
+  Config config = *preset_config("small");
+  for (const char* set :
+       {"zns.zone_capacity=4MiB", "zns.zone_count=10", "zns.max_open=6", "zns.max_active=8"}) {
+    ASSERT_TRUE(apply_override(config, set).ok()) << set;
+  }
+  KvImage image(true, config);
+  KvOptions o = image.options("fillrandom", 1000);
+  o.value_bytes = 64 << 10;  // 64 MiB in all, twice the room
+  o.target_file_size_bytes = 2 << 20;
+  o.write_buffer_bytes = 1 << 20;
+  KvResult r = run_kv(o);
+  EXPECT_EQ(r.failure, KvFailure::kDbError);
+  EXPECT_NE(r.error.find("space"), std::string::npos) << r.error;
+}
+
+TEST(KvRunner, AckLogWithABadLineIsBadInput) {
+  KvImage image;
+  std::ofstream(image.file("acks")) << "12\nfoo\n";
+  KvOptions verify = image.options("verify", 10);
+  verify.ack_log_path = image.file("acks");
+  KvResult r = run_kv(verify);
+  EXPECT_EQ(r.failure, KvFailure::kBadInput);
+  EXPECT_NE(r.error.find("line 2 'foo'"), std::string::npos) << r.error;
+}
+
+TEST(KvRunner, ImageWithoutFileSystemIsBadInputNamingMkfs) {
+  KvImage image(false);
+  KvResult r = run_kv(image.options("fillseq", 10));
+  EXPECT_EQ(r.failure, KvFailure::kBadInput);
+  EXPECT_NE(r.error.find("mkfs"), std::string::npos) << r.error;
+}
+
+TEST(KvRunner, OptionsOutOfBoundsAreNamed) {
+  KvOptions o;
+  o.uri = "zonelab:///nowhere.img";
+  o.workload = find_workload("fillseq");
+  o.threads = kKvThreadsMax + 1;
+  EXPECT_NE(check_kv_options(o)->find("--threads"), std::string::npos);
+  o.threads = 1;
+  o.value_bytes = kKvValueBytesMax + 1;
+  EXPECT_NE(check_kv_options(o)->find("--value-size"), std::string::npos);
+  o.value_bytes = 100;
+  o.db_dir = "db";
+  EXPECT_NE(check_kv_options(o)->find("--db"), std::string::npos);
+  o.db_dir = "/db";
+  o.workload = find_workload("verify");
+  EXPECT_NE(check_kv_options(o)->find("--ack-log"), std::string::npos);
+  o.ack_log_path = "acks";
+  EXPECT_FALSE(check_kv_options(o).has_value());
+}
+
+}  // namespace
+}  // namespace zonelab::rocksdb_plugin
