@@ -17,6 +17,9 @@ namespace {
 // Finishes, resets, collections and waits an allocation may go through
 // (each wait for space is 20 ms, within MountOptions::token_wait_ms).
 constexpr int kAllocationTriesMax = 4096;
+// How long a writer that finds no space waits for another thread to free
+// some before it answers NoSpace.
+constexpr uint64_t kNoSpaceWaitMs = 5'000;
 
 std::array<uint8_t, 16> make_uuid(const std::optional<uint64_t>& seed) {
   uint64_t a = 0;
@@ -50,10 +53,10 @@ std::vector<uint64_t> counter_values(const FsCounters& c) {
   for (uint64_t x : c.appended_bytes) v.push_back(x);
   for (uint64_t x : c.data_written_bytes) v.push_back(x);
   for (uint64_t x : c.device_written_bytes) v.push_back(x);
-  for (uint64_t x :
-       {c.files_created, c.files_deleted, c.syncs, c.gc_runs, c.gc_copied_bytes, c.zones_reset,
-        c.zones_reset_without_copy, c.zones_finished_threshold, c.zones_finished_for_token,
-        c.token_waits, c.journal_commits, c.journal_rolls, c.recovered_tail_bytes}) {
+  for (uint64_t x : {c.files_created, c.files_deleted, c.syncs, c.gc_runs, c.gc_copied_bytes,
+                     c.zones_reset, c.zones_reset_without_copy, c.zones_finished_threshold,
+                     c.zones_finished_for_token, c.token_waits, c.journal_commits, c.journal_rolls,
+                     c.recovered_tail_bytes, c.last_resort_placements}) {
     v.push_back(x);
   }
   ZL_ASSERT(v.size() <= kCountersMax);
@@ -69,7 +72,7 @@ FsCounters counters_of(const std::vector<uint64_t>& values) {
   for (uint64_t* x : {&c.files_created, &c.files_deleted, &c.syncs, &c.gc_runs, &c.gc_copied_bytes,
                       &c.zones_reset, &c.zones_reset_without_copy, &c.zones_finished_threshold,
                       &c.zones_finished_for_token, &c.token_waits, &c.journal_commits,
-                      &c.journal_rolls, &c.recovered_tail_bytes}) {
+                      &c.journal_rolls, &c.recovered_tail_bytes, &c.last_resort_placements}) {
     slots.push_back(x);
   }
   for (size_t i = 0; i < slots.size() && i < values.size(); ++i) *slots[i] = values[i];
@@ -357,7 +360,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
   const bool for_gc = writer == kGcWriter;
   bool waited = false;
   const auto no_space_deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.token_wait_ms);
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kNoSpaceWaitMs);
   for (int attempt = 0; attempt < kAllocationTriesMax; ++attempt) {
     ZoneManager::Allocation a;
     {
@@ -365,18 +368,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
       if (FsStatus ok = check_writable(); !ok) return ok;
       a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc);
       if (a.kind == Kind::kZone) {
-        DataZone& z = zones_->zone(a.zone);
-        z.writing = true;
-        // Recorded before the first write: recovery gives the blocks the
-        // writer puts here past its last record to it, and to nobody else.
-        Record taken;
-        taken.type = RecordType::kZoneTaken;
-        taken.zone = a.zone;
-        const FileNode* node = for_gc ? nullptr : meta_.file(writer);
-        taken.id = node != nullptr && node->nlink != 0 ? writer : 0;
-        taken.lba = z.start_lba + z.wp_lbas;
-        FsStatus applied = apply_locked(taken);
-        ZL_ASSERT(applied.is_ok());
+        mark_taken_locked(a.zone, writer);
       } else if (a.kind == Kind::kWait) {
         // Every token is in use by a writer that is writing: in real time
         // wait for one to be let go; a single caller in virtual time would
@@ -400,16 +392,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
         continue;
       }
     }
-    if (a.kind == Kind::kZone) {
-      FsStatus committed = commit();
-      if (!committed) {
-        std::lock_guard lock(mutex_);
-        zones_->release(a.zone, false);
-        changed_.notify_all();
-        return committed;
-      }
-      return a.zone;
-    }
+    if (a.kind == Kind::kZone) return commit_taken(a.zone);
     if (a.kind == Kind::kFinish) {
       FsStatus ok = io_.finish(a.zone);
       std::lock_guard lock(mutex_);
@@ -443,13 +426,23 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
       if (*collected > 0) continue;
     }
     // Nothing freed now. In real time another thread may be about to free
-    // space (a collection, a reset, a writer letting go of a zone, a reader
-    // of a dead zone finishing): wait for a change, within a bound.
+    // space (a collection, a reset, a reader of a dead zone finishing): wait
+    // for a change, within a bound.
     std::unique_lock lock(mutex_);
     if (zones_->empty_count() > before) continue;  // freed meanwhile, by a collection
-    if (!stack_.realtime() || !zones_->busy_elsewhere(writer)) break;
-    if (std::chrono::steady_clock::now() >= no_space_deadline) break;
-    changed_.wait_for(lock, std::chrono::milliseconds(20));
+    if (stack_.realtime() && zones_->busy_elsewhere(writer) &&
+        std::chrono::steady_clock::now() < no_space_deadline) {
+      changed_.wait_for(lock, std::chrono::milliseconds(20));
+      continue;
+    }
+    // The last resort: room left in a zone of other data, whatever its
+    // lifetime -- space otherwise lost to the placement.
+    std::optional<uint32_t> any = zones_->take_any_room(writer, lifetime, io_class);
+    if (!any) break;
+    ++counters_.last_resort_placements;
+    mark_taken_locked(*any, writer);
+    lock.unlock();
+    return commit_taken(*any);
   }
   std::lock_guard lock(mutex_);
   const FsSpace space = space_locked();
@@ -459,6 +452,32 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
                   "data ({} bytes in files, {} reclaimable{})",
                   space.data_zones - space.empty_zones, space.data_zones, space.used_bytes,
                   space.reclaimable_bytes, options_.gc ? "" : "; garbage collection is off"));
+}
+
+void ZonedFs::mark_taken_locked(uint32_t zone, WriterId writer) {
+  DataZone& z = zones_->zone(zone);
+  z.writing = true;
+  // Recorded before the first write: recovery gives the blocks the writer
+  // puts here past its last record to it, and to nobody else.
+  Record taken;
+  taken.type = RecordType::kZoneTaken;
+  taken.zone = zone;
+  const FileNode* node = writer == kGcWriter ? nullptr : meta_.file(writer);
+  taken.id = node != nullptr && node->nlink != 0 ? writer : 0;
+  taken.lba = z.start_lba + z.wp_lbas;
+  FsStatus applied = apply_locked(taken);
+  ZL_ASSERT(applied.is_ok());
+}
+
+FsResult<uint32_t> ZonedFs::commit_taken(uint32_t zone) {
+  FsStatus committed = commit();
+  if (!committed) {
+    std::lock_guard lock(mutex_);
+    zones_->release(zone, false);
+    changed_.notify_all();
+    return committed;
+  }
+  return zone;
 }
 
 void ZonedFs::release_zone(uint32_t zone, WriterId writer) {
@@ -927,6 +946,7 @@ std::string ZonedFs::stats_json() const {
       {"finished_threshold", c.zones_finished_threshold},
       {"finished_for_token", c.zones_finished_for_token},
       {"token_waits", c.token_waits},
+      {"last_resort_placements", c.last_resort_placements},
       {"token_revocations", zones_->revocations()},
       {"open_limit", zones_->limits().open},
       {"active_limit", zones_->limits().active}};

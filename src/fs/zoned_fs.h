@@ -115,13 +115,14 @@ struct FsCounters {
   uint64_t gc_runs = 0;          // zones garbage collection emptied
   uint64_t gc_copied_bytes = 0;  // live bytes it moved
   uint64_t zones_reset = 0;
-  uint64_t zones_reset_without_copy = 0;                 // reset with no live data moved out first
-  uint64_t zones_finished_threshold = 0;                 // left with less than the finish threshold
-  uint64_t zones_finished_for_token = 0;                 // to free an active token
-  uint64_t token_waits = 0;                              // writers that waited for a token
-  uint64_t journal_commits = 0;                          // groups written
-  uint64_t journal_rolls = 0;                            // metadata zones started
-  uint64_t recovered_tail_bytes = 0;                     // given back to files at mount
+  uint64_t zones_reset_without_copy = 0;  // reset with no live data moved out first
+  uint64_t zones_finished_threshold = 0;  // left with less than the finish threshold
+  uint64_t zones_finished_for_token = 0;  // to free an active token
+  uint64_t token_waits = 0;               // writers that waited for a token
+  uint64_t journal_commits = 0;           // groups written
+  uint64_t journal_rolls = 0;             // metadata zones started
+  uint64_t recovered_tail_bytes = 0;      // given back to files at mount
+  uint64_t last_resort_placements = 0;    // no empty zone: data went where there was room
   uint64_t device_written_bytes[kWriteCauseCount] = {};  // all the file system wrote, by cause
 };
 
@@ -283,6 +284,11 @@ class ZonedFs {
   FsStatus write_blocks(WriterId writer, Lifetime lifetime, IoClass io_class,
                         std::optional<uint32_t>& zone, const uint8_t* data, uint64_t blocks,
                         uint64_t valid_bytes, WriteCause cause, const PlacedFn& placed);
+  // The zone is `writer`'s, being written, and a zone-taken record for it
+  // applied (under mutex_); then that record made durable, or the zone let
+  // go (not under mutex_).
+  void mark_taken_locked(uint32_t zone, WriterId writer);
+  FsResult<uint32_t> commit_taken(uint32_t zone);
   // A writer lets go of its zone (finishing it if the policy says so). Not
   // under mutex_.
   void release_zone(uint32_t zone, WriterId writer);

@@ -41,7 +41,7 @@ void ZoneManager::remove_live(const Extent& blocks, uint64_t block_bytes, uint64
 
 bool ZoneManager::busy_elsewhere(WriterId writer) const {
   return std::any_of(zones_.begin(), zones_.end(), [&](const DataZone& z) {
-    return (z.held() && z.writer != writer) || z.collecting ||
+    return (z.held() && z.writing && z.writer != writer) || z.collecting ||
            (z.live_blocks == 0 && !z.empty() && z.readers > 0);
   });
 }
@@ -151,6 +151,26 @@ ZoneManager::Allocation ZoneManager::allocate(const PlacementPolicy& policy, Lif
   }
   ZL_ASSERT(false && "empty_count() found an empty zone");
   return out;
+}
+
+std::optional<uint32_t> ZoneManager::take_any_room(WriterId writer, Lifetime lifetime,
+                                                   IoClass io_class) {
+  auto roomiest = [&]() -> DataZone* {
+    DataZone* best = nullptr;
+    for (DataZone& z : zones_) {
+      if (!z.written_part_way() || z.held() || z.collecting || z.room_lbas() == 0) continue;
+      if (best == nullptr || z.room_lbas() > best->room_lbas()) best = &z;
+    }
+    return best;
+  };
+  // It needs an open token like any zone a writer holds.
+  if (held_count() >= limits_.open && !revoke_idle(writer, false)) return std::nullopt;
+  DataZone* z = roomiest();
+  if (z == nullptr && revoke_idle(writer, true)) z = roomiest();
+  if (z == nullptr) return std::nullopt;
+  take(*z, writer, lifetime, io_class);
+  z->lifetime = std::max(z->lifetime, lifetime);
+  return z->index;
 }
 
 void ZoneManager::release(uint32_t index, bool finish) {

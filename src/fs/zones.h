@@ -109,6 +109,12 @@ class ZoneManager {
   Allocation allocate(const PlacementPolicy& policy, Lifetime lifetime, IoClass io_class,
                       WriterId writer, bool keep_empty_for_gc);
 
+  // The last resort when no empty zone is left: the zone written part way
+  // with the most room, whatever its data's lifetime -- one taken back from
+  // an idle writer if need be -- made `writer`'s. Nothing if no zone has
+  // room.
+  std::optional<uint32_t> take_any_room(WriterId writer, Lifetime lifetime, IoClass io_class);
+
   bool holds(uint32_t zone, WriterId writer) const { return this->zone(zone).writer == writer; }
   // The writer lets go of its zone; `finish` when the zone was (or is about
   // to be) finished on the device.
@@ -123,9 +129,9 @@ class ZoneManager {
   // live data among those with garbage that nobody holds.
   std::optional<uint32_t> gc_victim() const;
 
-  // Another writer holds a zone, a zone is being emptied, reset or
-  // finished, or a dead zone waits for its readers: space may come free
-  // without `writer` doing anything.
+  // Another writer is writing, a zone is being emptied, reset or finished,
+  // or a dead zone waits for its readers: space may come free without
+  // `writer` doing anything.
   bool busy_elsewhere(WriterId writer) const;
   uint32_t held_count() const;
   uint32_t active_count() const;

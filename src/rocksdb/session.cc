@@ -99,7 +99,7 @@ Result<std::unique_ptr<Session>> Session::make(const UriOptions& options) {
   so.realtime = true;
   so.realtime_options.timing = options.timing;
   so.realtime_options.time_scale = options.time_scale;
-  so.realtime_options.spin_ns = options.spin ? so.realtime_options.spin_ns : 0;
+  so.realtime_options.spin_ns = spin_pacing(options) ? so.realtime_options.spin_ns : 0;
   auto stack = Stack::open(options.image, so);
   if (!stack) return Error{stack.error()};
   for (const std::string& note : (*stack)->notes()) {
@@ -186,7 +186,7 @@ std::string Session::stats_json() const {
   RealtimeOptions ro;
   ro.timing = options_.timing;
   ro.time_scale = options_.time_scale;
-  ro.spin_ns = options_.spin ? ro.spin_ns : 0;
+  ro.spin_ns = spin_pacing(options_) ? ro.spin_ns : 0;
   out["realtime"] = realtime_stats_json(ro, stack_->realtime_stats());
   out["virtual_time_ns"] = now;
   out["zones"] = Json::parse(fs_->dump_json())["zones"];

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 namespace zonelab::rocksdb_plugin {
 namespace {
@@ -86,9 +87,13 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
     }
     o.scheduler = std::string(value);
   } else if (key == "pacing") {
-    auto spin = parse_switch(key, value, "spin", "sleep");
-    if (!spin) return Error{spin.error()};
-    o.spin = *spin;
+    if (value == "auto") {
+      o.spin.reset();
+    } else {
+      auto spin = parse_switch(key, value, "spin", "sleep");
+      if (!spin) return Error{fmt::format("{} (or auto)", spin.error())};
+      o.spin = *spin;
+    }
   } else if (key == "gc") {
     auto gc = parse_switch(key, value, "on", "off");
     if (!gc) return Error{gc.error()};
@@ -170,6 +175,11 @@ Result<UriOptions> parse_uri(std::string_view uri) {
     if (!applied) return Error{applied.error()};
   }
   return o;
+}
+
+bool spin_pacing(const UriOptions& options) {
+  if (options.spin) return *options.spin;
+  return std::thread::hardware_concurrency() >= 4;
 }
 
 }  // namespace zonelab::rocksdb_plugin

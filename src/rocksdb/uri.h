@@ -10,9 +10,13 @@
 //   scheduler=mq-deadline|none|zinc   the host I/O scheduler (mq-deadline
 //                           by default: zone writes from several threads stay
 //                           ordered)
-//   pacing=spin|sleep       the device thread spins near events (accurate;
-//                           takes a core) or only sleeps (cheap; wake-ups
-//                           late by the OS's timer slack)
+//   pacing=auto|spin|sleep  the device thread spins near events (accurate
+//                           when a core is free for it; takes one) or only
+//                           sleeps (cheap; wake-ups late by the OS's timer
+//                           slack); auto (the default) spins on machines of 4
+//                           or more processors, sleeps on smaller ones, where
+//                           a spinning device thread delays the very threads
+//                           it serves
 //   gc=on|off               garbage collection (off: a full device answers
 //                           NoSpace)
 //   stats=PATH|none         where statistics go at close and on SIGUSR1
@@ -46,7 +50,7 @@ struct UriOptions {
   Timing timing = Timing::kModeled;
   double time_scale = 1.0;
   std::string scheduler = "mq-deadline";
-  bool spin = true;
+  std::optional<bool> spin;  // pacing: spin, sleep, or nothing (auto)
   bool gc = true;
   std::string stats_path;  // empty: none
   std::optional<std::string> create_preset;
@@ -58,5 +62,9 @@ struct UriOptions {
 
 // Parses a URI; the error names the part that is wrong, as written.
 Result<UriOptions> parse_uri(std::string_view uri);
+
+// Whether the device thread spins: as the URI says, or (auto) when this
+// machine has processors to spare.
+bool spin_pacing(const UriOptions& options);
 
 }  // namespace zonelab::rocksdb_plugin

@@ -14,7 +14,7 @@ TEST(ZonelabUri, APathAloneTakesTheDefaults) {
   EXPECT_EQ(o->timing, Timing::kModeled);
   EXPECT_EQ(o->time_scale, 1.0);
   EXPECT_EQ(o->scheduler, "mq-deadline");
-  EXPECT_TRUE(o->spin);
+  EXPECT_FALSE(o->spin);  // auto
   EXPECT_TRUE(o->gc);
   EXPECT_EQ(o->stats_path, "/tmp/x/dev.img.stats.json");
   EXPECT_FALSE(o->create_preset);
@@ -30,7 +30,7 @@ TEST(ZonelabUri, EveryOptionIsRead) {
   EXPECT_EQ(o->timing, Timing::kOff);
   EXPECT_EQ(o->time_scale, 2.5);
   EXPECT_EQ(o->scheduler, "zinc");
-  EXPECT_FALSE(o->spin);
+  EXPECT_EQ(o->spin, false);
   EXPECT_FALSE(o->gc);
   EXPECT_EQ(o->stats_path, "/tmp/s.json");
   EXPECT_EQ(o->create_preset, "small");
@@ -38,6 +38,11 @@ TEST(ZonelabUri, EveryOptionIsRead) {
   EXPECT_EQ(o->power_cut_after, 77u);
   EXPECT_EQ(parse_uri("zonelab:///d.img?timing=on")->timing, Timing::kModeled);
   EXPECT_EQ(parse_uri("zonelab:///d.img?stats=none")->stats_path, "");
+  EXPECT_EQ(parse_uri("zonelab:///d.img?pacing=spin")->spin, true);
+  EXPECT_FALSE(parse_uri("zonelab:///d.img?pacing=auto")->spin);
+  UriOptions sleep;
+  sleep.spin = false;
+  EXPECT_FALSE(spin_pacing(sleep));
 }
 
 TEST(ZonelabUri, BadUrisAreRefusedWithWhatIsWrong) {

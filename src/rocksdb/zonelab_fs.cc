@@ -77,18 +77,27 @@ fs::Lifetime lifetime_of(rdb::Env::WriteLifeTimeHint hint) {
   return value <= fs::kLifetimeLast ? static_cast<fs::Lifetime>(value) : fs::Lifetime::kNotSet;
 }
 
+// RocksDB's info log ("LOG", "LOG.old.*"): diagnostics only.
+bool is_info_log(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  return name == "LOG" || name.rfind("LOG.old.", 0) == 0;
+}
+
 class WritableFile final : public rdb::FSWritableFile {
  public:
   WritableFile(std::shared_ptr<Session> session, std::string path,
                std::unique_ptr<fs::WritableFile> file)
-      : session_(std::move(session)), path_(std::move(path)), file_(std::move(file)) {}
+      : session_(std::move(session)),
+        path_(std::move(path)),
+        file_(std::move(file)),
+        info_log_(is_info_log(path_)) {}
   ~WritableFile() override {
     if (file_) (void)file_->close();
   }
 
   IOStatus Append(const Slice& data, const IOOptions&, IODebugContext*) override {
     apply_hints();
-    return to_io_status(file_->append(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
+    return answer(file_->append(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
   }
   IOStatus Append(const Slice& data, const IOOptions& options, const rdb::DataVerificationInfo&,
                   IODebugContext* dbg) override {
@@ -96,19 +105,19 @@ class WritableFile final : public rdb::FSWritableFile {
   }
   IOStatus Truncate(uint64_t size, const IOOptions&, IODebugContext*) override {
     if (size == file_->size()) return IOStatus::OK();
-    return to_io_status(file_->truncate(size));
+    return answer(file_->truncate(size));
   }
   IOStatus Close(const IOOptions&, IODebugContext*) override {
     apply_hints();
-    return to_io_status(file_->close());
+    return answer(file_->close());
   }
   IOStatus Flush(const IOOptions&, IODebugContext*) override {
     apply_hints();
-    return to_io_status(file_->flush());
+    return answer(file_->flush());
   }
   IOStatus Sync(const IOOptions&, IODebugContext*) override {
     apply_hints();
-    return to_io_status(file_->sync());
+    return answer(file_->sync());
   }
   IOStatus Fsync(const IOOptions& options, IODebugContext* dbg) override {
     return Sync(options, dbg);
@@ -118,6 +127,15 @@ class WritableFile final : public rdb::FSWritableFile {
   size_t GetRequiredBufferAlignment() const override { return session_->fs().block_bytes(); }
 
  private:
+  // The info log's writes never fail: what the file system cannot take
+  // (a full device) is dropped. RocksDB keeps logging after an error of its
+  // info log, and a RocksDB built with assertions (Debian's) aborts when it
+  // writes again to a file that failed.
+  IOStatus answer(const fs::FsStatus& status) {
+    if (info_log_ && !status.is_ok()) return IOStatus::OK();
+    return to_io_status(status);
+  }
+
   // The hints RocksDB set (priority, lifetime) go to the file before its
   // first write, when placement needs them.
   void apply_hints() {
@@ -130,6 +148,7 @@ class WritableFile final : public rdb::FSWritableFile {
   std::shared_ptr<Session> session_;
   std::string path_;
   std::unique_ptr<fs::WritableFile> file_;
+  bool info_log_;
   bool hints_applied_ = false;
 };
 

@@ -112,7 +112,7 @@ std::optional<std::string> check_switches(const KvCommandOptions& c) {
   if (auto bad = choice_flag("--scheduler", c.scheduler, {"mq-deadline", "none", "zinc"})) {
     return bad;
   }
-  if (auto bad = choice_flag("--pacing", c.pacing, {"spin", "sleep"})) return bad;
+  if (auto bad = choice_flag("--pacing", c.pacing, {"auto", "spin", "sleep"})) return bad;
   if (auto bad = choice_flag("--gc", c.gc, {"on", "off"})) return bad;
   if (c.verify_keys) {
     if (auto bad = choice_flag("--verify-keys", *c.verify_keys, {"db_bench", "ycsb"})) return bad;
@@ -398,7 +398,9 @@ void add_kv_command(CLI::App& app, KvCommandOptions& o) {
   kv->add_option("--scheduler", o.scheduler,
                  "host I/O scheduler: mq-deadline (default), none, zinc")
       ->type_name("NAME");
-  kv->add_option("--pacing", o.pacing, "device thread: spin (default) or sleep")->type_name("MODE");
+  kv->add_option("--pacing", o.pacing,
+                 "device thread: auto (default: spin with 4 or more processors), spin or sleep")
+      ->type_name("MODE");
   kv->add_option("--gc", o.gc, "file-system garbage collection: on (default) or off")
       ->type_name("on|off");
   kv->add_flag("--sync", o.sync, "sync the WAL on every write");

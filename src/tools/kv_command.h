@@ -30,7 +30,7 @@ struct KvCommandOptions {
   std::string timing = "modeled";
   std::optional<std::string> time_scale;
   std::string scheduler = "mq-deadline";
-  std::string pacing = "spin";
+  std::string pacing = "auto";
   std::string gc = "on";
   std::optional<std::string> target_file_size;
   std::optional<std::string> write_buffer_size;
