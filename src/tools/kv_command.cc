@@ -104,6 +104,13 @@ Result<std::string> image_uri(const KvCommandOptions& c, double time_scale) {
                   uri_escape(absolute.lexically_normal().string()), c.timing, time_scale,
                   c.scheduler, c.pacing, c.gc);
   if (c.create) uri += "&create=" + uri_escape(*c.create);
+  if (c.power_cut_after) {
+    const std::string& n = *c.power_cut_after;
+    if (n.empty() || n.size() > 19 || n.find_first_not_of("0123456789") != std::string::npos) {
+      return Error{fmt::format("--power-cut-after {}: a count of commands", one_line(n))};
+    }
+    uri += "&power_cut_after=" + n;
+  }
   return uri;
 }
 
@@ -380,6 +387,9 @@ constexpr KvFlag kValueFlags[] = {
      "verify: the keys the writing run used, db_bench (default) or ycsb"},
     {"--create", "PRESET", &KvCommandOptions::create,
      "make the image with this preset and a file system when it does not exist"},
+    {"--power-cut-after", "N", &KvCommandOptions::power_cut_after,
+     "test hook: the device loses power after N state-changing commands (every I/O after "
+     "fails; the image keeps what it had)"},
 };
 
 }  // namespace

@@ -39,6 +39,7 @@ struct KvCommandOptions {
   std::optional<std::string> ack_log;
   std::optional<std::string> verify_keys;
   std::optional<std::string> create;
+  std::optional<std::string> power_cut_after;
   bool quiet = false;
   bool json = false;
 };
