@@ -89,6 +89,11 @@ struct BlockConfig {
   std::string gc = "greedy";  // victim selection: "greedy" or "cost-benefit"
   uint64_t streams = 1;       // write streams, each with its own open blocks
   uint64_t gc_watermark = 2;  // a plane with fewer free blocks collects garbage
+  // What the zoned view's zone reset tells the FTL: "trim" (the range's data
+  // is stale at once, as a host that discards) or "keep" (nothing: the old
+  // data stays valid until its LBAs are written again, as under a file
+  // system that never discards).
+  std::string zone_reset = "trim";
 };
 
 struct StoreConfig {

@@ -181,6 +181,11 @@ std::vector<Key> make_keys() {
          ZL_TEXT(block.gc));
   num("block.streams", Kind::kCount, 1, 16,
       "block interface: write streams, each filling its own open blocks", ZL_NUM(block.streams));
+  choice("block.zone_reset", {"trim", "keep"},
+         "block interface: what a zone reset of the zoned view tells the FTL: trim (the range is "
+         "stale at once) or keep (nothing; the data stays valid until written again, as under a "
+         "file system that never discards)",
+         ZL_TEXT(block.zone_reset));
   num("block.gc_watermark", Kind::kCount, 1, 1024,
       "block interface: a plane with fewer free blocks than this collects garbage until it has "
       "one more",

@@ -230,7 +230,9 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
           uint64_t end = c.select_all ? wp_.size() : first + 1;
           for (uint64_t z = first; z < end; ++z) {
             if (c.action == ZoneAction::kReset && wp_[z] != 0) {
-              trim(z * zone_lbas, zone_lbas);  // seed 000 §5.1: reset = trim the range
+              // seed 000 §5.1: reset = trim the range -- unless the host
+              // is one that never tells the drive what it freed.
+              if (config_.block.zone_reset == "trim") trim(z * zone_lbas, zone_lbas);
               wp_[z] = 0;
             } else if (c.action == ZoneAction::kFinish) {
               wp_[z] = zone_lbas;

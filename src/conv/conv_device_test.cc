@@ -96,6 +96,26 @@ TEST(ConvDevice, ZonedViewFollowsWritesAndResetTrimsTheRange) {
   EXPECT_TRUE(rig.device->ftl().consistent());
 }
 
+TEST(ConvDevice, AResetThatKeepsLeavesTheDataValidUntilWrittenAgain) {
+  // block.zone_reset = keep: a host that never discards. The reset empties
+  // the zone for the host; the FTL still holds its data, which garbage
+  // collection would copy, until the LBAs are written again.
+  Config config = block_config();
+  config.block.zone_reset = "keep";
+  Rig rig(config);
+  uint64_t cap = rig.device->info().zone_capacity_lbas;
+  ASSERT_EQ(rig.run(Opcode::kWrite, cap, 8).status, Status::kSuccess);
+  uint32_t before = rig.device->ftl().where(cap);
+  ASSERT_EQ(rig.run(Opcode::kZoneManagementSend, cap, 0, nullptr, ZoneAction::kReset).status,
+            Status::kSuccess);
+  EXPECT_EQ(rig.device->zone(1).state, ZoneState::kEmpty);
+  EXPECT_EQ(rig.device->ftl().where(cap), before);
+  EXPECT_EQ(rig.device->counters().deallocated_bytes, 0u);
+  ASSERT_EQ(rig.run(Opcode::kWrite, cap, 8).status, Status::kSuccess);
+  EXPECT_NE(rig.device->ftl().where(cap), before);  // the rewrite makes the old page stale
+  EXPECT_TRUE(rig.device->ftl().consistent());
+}
+
 TEST(ConvDevice, DataSurvivesAPartialTrimAndTrimmedBlocksReadZeros) {
   Rig rig(block_config());
   uint64_t lba_bytes = rig.device->info().lba_size_bytes;
