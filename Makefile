@@ -65,6 +65,7 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run confznspp --out experiments/confznspp
 	$(BUILD)/zonelab experiment run block-tax --out experiments/block-tax/results
 	$(BUILD)/zonelab experiment run zinc-softfinish --out experiments/zinc-softfinish/results
+	$(BUILD)/zonelab experiment run rocksdb-zns-vs-block --out experiments/rocksdb-zns-vs-block/results
 
 fuzz: deps
 	scripts/fuzz.sh

@@ -101,5 +101,8 @@ std::string experiment_set_names();
 ExperimentSet confznspp_experiments();
 ExperimentSet block_tax_experiments();
 ExperimentSet zinc_softfinish_experiments();
+// Real RocksDB in real time: unlike the others, these runs read the wall
+// clock and vary a little from run to run.
+ExperimentSet rocksdb_zns_vs_block_experiments();
 
 }  // namespace zonelab
