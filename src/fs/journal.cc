@@ -110,6 +110,11 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
   if (sb.finish_threshold_pct > 100 || sb.gc_free_pct > 100) {
     return corrupt("a percentage above 100");
   }
+  const size_t reserved_bytes = r.remaining() - kCrcBytes;
+  const uint8_t* reserved = r.take(reserved_bytes);
+  if (!std::all_of(reserved, reserved + reserved_bytes, [](uint8_t b) { return b == 0; })) {
+    return corrupt("reserved bytes 80..123 not zero");
+  }
   return sb;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "zonelab/assert.h"
+#include "zonelab/result.h"
 
 namespace zonelab::fs {
 
@@ -29,7 +30,10 @@ const char* code_name(Code code);
 class FsStatus {
  public:
   FsStatus() = default;
-  FsStatus(Code code, std::string message) : code_(code), message_(std::move(message)) {
+  // The message is one line whatever it quotes: a file name's control
+  // characters (names are any bytes but '/' and NUL) become \xNN.
+  FsStatus(Code code, std::string_view message)
+      : code_(code), message_(one_line(message, std::string_view::npos)) {
     ZL_ASSERT(code != Code::kOk);
   }
   static FsStatus ok() { return {}; }

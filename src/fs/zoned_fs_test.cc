@@ -492,6 +492,11 @@ TEST(ZonedFs, BadNamesAndOperationsAreRefusedWithAReason) {
   EXPECT_EQ(m.fs->create_dir("/x/y", false).code(), Code::kNotFound);
   EXPECT_EQ(m.fs->open_read("/missing").status().code(), Code::kNotFound);
   EXPECT_EQ(m.fs->remove("/missing").code(), Code::kNotFound);
+  // A name's control characters are quoted: a message is one line.
+  const FsStatus weird = m.fs->remove("/two\nlines\x1b[31m");
+  EXPECT_EQ(weird.code(), Code::kNotFound);
+  EXPECT_EQ(weird.message().find_first_of("\n\x1b"), std::string::npos) << weird.message();
+  EXPECT_NE(weird.message().find("two\\x0alines\\x1b[31m"), std::string::npos) << weird.message();
   ASSERT_TRUE(m.fs->create_dir("/d", false).is_ok());
   EXPECT_EQ(m.fs->create_dir("/d", false).code(), Code::kExists);
   EXPECT_TRUE(m.fs->create_dir("/d", true).is_ok());
