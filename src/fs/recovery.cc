@@ -194,6 +194,10 @@ void ZonedFs::recover_tails() {
         claimed = claimed || (e.zone == zone && e.lba < wp && e.end_lba(bs) > from);
       }
     }
+    // Files whose extents overlap (a journal no writer of this code makes,
+    // but one that checks) already count some blocks twice: the zone
+    // cannot hold more.
+    claimed = claimed || z.live_blocks + (wp - from) > z.wp_lbas;
     if (claimed) {
       notes_.push_back(
           fmt::format("zone {}: blocks {}..{} past file {}'s last record hold "
