@@ -66,6 +66,7 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run block-tax --out experiments/block-tax/results
 	$(BUILD)/zonelab experiment run zinc-softfinish --out experiments/zinc-softfinish/results
 	$(BUILD)/zonelab experiment run rocksdb-zns-vs-block --out experiments/rocksdb-zns-vs-block/results
+	$(BUILD)/zonelab experiment run flexzns --out experiments/flexzns/results
 
 fuzz: deps
 	scripts/fuzz.sh

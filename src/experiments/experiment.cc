@@ -16,10 +16,9 @@ Result<Config> preset_with(std::string_view preset, const std::vector<std::strin
 
 std::span<const ExperimentSet> experiment_sets() {
   static const ExperimentSet kSets[] = {
-      confznspp_experiments(),
-      block_tax_experiments(),
-      zinc_softfinish_experiments(),
-      rocksdb_zns_vs_block_experiments(),
+      confznspp_experiments(),       block_tax_experiments(),
+      zinc_softfinish_experiments(), rocksdb_zns_vs_block_experiments(),
+      flexzns_experiments(),
   };
   return kSets;
 }

@@ -104,5 +104,7 @@ ExperimentSet zinc_softfinish_experiments();
 // Real RocksDB in real time: unlike the others, these runs read the wall
 // clock and vary a little from run to run.
 ExperimentSet rocksdb_zns_vs_block_experiments();
+// FlexZNS zone formats and their parity, from the layout plan.
+ExperimentSet flexzns_experiments();
 
 }  // namespace zonelab

@@ -1,0 +1,264 @@
+// FlexZNS's zone formats and their parity (seed 001 §II Table I, §III-B,
+// §IV-C): the storage each format spends on parity, computed by the layout
+// plan the device is formatted with (src/flash/flex_layout.cc), on the
+// `flexzns` preset's flash (seed 001 Table II: 64 dies, 2 GiB superblocks,
+// 256 GiB) and, for §III-B's example, the same dies with 512 superblocks
+// (1 TiB).
+//
+// These are layout computations: no I/O is simulated, and the numbers are
+// exact functions of the geometry.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "experiments/experiment.h"
+#include "flash/flex_layout.h"
+
+namespace zonelab {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = kMiB * 1024.0;
+
+namespace paper {
+// Table I: utilization (zone capacity / zone size) with parity in the zone.
+struct TableIRow {
+  const char* stripe;
+  uint64_t zone_mib;
+  double capacity_mib;
+  double utilization_pct;
+};
+constexpr TableIRow kTableI[] = {{"63+1p", 2048, 2016, 98.44},
+                                 {"31+1p", 1024, 992, 96.88},
+                                 {"15+1p", 512, 480, 93.75},
+                                 {"7+1p", 256, 224, 87.50},
+                                 {"3+1p", 128, 96, 75.0}};
+// §III-B: a 1 TB SSD, 64 x 512 MB + 480 x 2 GB zones, 32 MB parity chunks.
+constexpr double kExampleDataGb = 992;
+constexpr double kExampleParityGb = 32;
+constexpr double kExampleParityPct = 3.13;
+// §I, §IV-C: parity storage cost, % of SSD capacity.
+constexpr double kBaseZnsParityPct = 1.56;
+constexpr double kSmallOnlyParityPct = 6.25;
+constexpr double kOneSixteenthParityPct = 3.52;
+}  // namespace paper
+
+Result<FlexGeometry> geometry_of(const std::vector<std::string>& overrides) {
+  auto config = preset_with("flexzns", overrides);
+  if (!config) return Error{config.error()};
+  return flex_geometry(config->flash);
+}
+
+nlohmann::ordered_json geometry_json(const FlexGeometry& g,
+                                     const std::vector<std::string>& overrides) {
+  return {{"preset", "flexzns"},
+          {"overrides", overrides},
+          {"dies", g.dies},
+          {"chunk_bytes", g.chunk_bytes},
+          {"superblocks", g.superblocks},
+          {"superblock_bytes", g.superblock_bytes()},
+          {"flash_bytes", g.flash_bytes()}};
+}
+
+// The most zones of `zone_bytes` that fit beside `fixed` sets (and their
+// parity) on the flash, and the layout they make.
+Result<FlexLayout> fill_with(const FlexGeometry& g, std::vector<ZoneSetSpec> fixed,
+                             uint64_t zone_bytes, ParityPlacement placement) {
+  for (auto count = static_cast<uint32_t>(g.flash_bytes() / zone_bytes); count > 0; --count) {
+    std::vector<ZoneSetSpec> sets = fixed;
+    sets.push_back({zone_bytes, count});
+    auto layout = plan_flex_layout(g, sets, placement);
+    if (layout) return layout;
+  }
+  return Error{fmt::format("no zone of {} fits", zone_bytes)};
+}
+
+Result<ExperimentResult> run_table_i(const RunOptions& options) {
+  options.report("table_i: layouts of the five stripe widths");
+  auto g = geometry_of({});
+  if (!g) return Error{g.error()};
+  ExperimentResult result;
+  result.table = Table({"placement", "stripe", "zone_size_mib", "zone_capacity_mib",
+                        "utilization_percent", "parity_share_of_flash_percent"});
+  for (ParityPlacement placement : {ParityPlacement::kInZone, ParityPlacement::kSeparate}) {
+    for (const paper::TableIRow& row : paper::kTableI) {
+      const uint64_t zone = row.zone_mib << 20;
+      auto layout = fill_with(*g, {}, zone, placement);
+      if (!layout) return Error{layout.error()};
+      const ZoneSetLayout& set = layout->sets[0];
+      const double utilization =
+          100.0 * static_cast<double>(set.capacity_bytes) / static_cast<double>(zone);
+      const std::string stripe = fmt::format("{}+1p", set.dies_per_fbg - 1);
+      result.table.add_row({std::string(parity_placement_name(placement)), stripe, row.zone_mib,
+                            static_cast<double>(set.capacity_bytes) / kMiB, utilization,
+                            100.0 * layout->parity_share()});
+      if (placement == ParityPlacement::kInZone) {
+        result.comparisons.push_back(
+            {fmt::format("{} zone capacity, {} MiB zones", stripe, row.zone_mib), "MiB",
+             row.capacity_mib, static_cast<double>(set.capacity_bytes) / kMiB, ""});
+        result.comparisons.push_back(
+            {fmt::format("{} utilization", stripe), "%", row.utilization_pct, utilization, ""});
+      }
+    }
+  }
+  result.parameters = {{"geometry", geometry_json(*g, {})},
+                       {"formats", "every zone of one size, as many as fit with their parity"}};
+  result.plot = {.x = "zone_size_mib",
+                 .y = "utilization_percent",
+                 .series = "placement",
+                 .xlabel = "zone size (MiB)",
+                 .ylabel = "zone capacity / zone size (%)",
+                 .series_label = "parity",
+                 .title = "Storage utilization by zone size (seed 001 Table I)",
+                 .logx = true};
+  return result;
+}
+
+Result<ExperimentResult> run_format_example(const RunOptions& options) {
+  options.report("format_example: 64 x 512 MiB + 480 x 2 GiB on 1 TiB");
+  const std::vector<std::string> overrides = {"flash.blocks_per_plane=512"};
+  auto g = geometry_of(overrides);
+  if (!g) return Error{g.error()};
+  const std::vector<ZoneSetSpec> sets = {{512ULL << 20, 64}, {2ULL << 30, 480}};
+  auto layout = plan_flex_layout(*g, sets, ParityPlacement::kSeparate);
+  if (!layout) return Error{layout.error()};
+  ExperimentResult result;
+  result.table = Table({"area", "gib", "superblocks", "share_of_flash_percent"});
+  const double flash = static_cast<double>(g->flash_bytes());
+  const double data = static_cast<double>(layout->zone_bytes());
+  const double parity = static_cast<double>(layout->parity_bytes());
+  const uint64_t free_superblocks =
+      g->superblocks - layout->data_superblocks - layout->parity_superblocks;
+  result.table.add_row(
+      {std::string("data"), data / kGiB, uint64_t{layout->data_superblocks}, 100.0 * data / flash});
+  result.table.add_row({std::string("parity"), parity / kGiB, uint64_t{layout->parity_superblocks},
+                        100.0 * parity / flash});
+  const double unused = flash - data - parity;
+  result.table.add_row(
+      {std::string("unused"), unused / kGiB, free_superblocks, 100.0 * unused / flash});
+  result.comparisons = {
+      {"data area", "GiB", paper::kExampleDataGb, data / kGiB,
+       "the paper's GB and TB are binary here: 512 MB x 64 + 2 GB x 480 = 992 GB"},
+      {"parity area", "GiB", paper::kExampleParityGb, parity / kGiB, ""},
+      {"parity share of the flash", "%", paper::kExampleParityPct, 100.0 * parity / flash, ""}};
+  nlohmann::ordered_json formats = nlohmann::ordered_json::array();
+  for (const ZoneSetSpec& s : sets)
+    formats.push_back({{"zone_bytes", s.zone_bytes}, {"count", s.count}});
+  result.parameters = {
+      {"geometry", geometry_json(*g, overrides)}, {"format", formats}, {"parity", "separate"}};
+  result.plot = {.x = "superblocks",
+                 .y = "gib",
+                 .series = "area",
+                 .xlabel = "superblocks",
+                 .ylabel = "GiB",
+                 .series_label = "area",
+                 .title = "The format of seed 001 §III-B on 1 TiB"};
+  return result;
+}
+
+Result<ExperimentResult> run_parity_cost(const RunOptions& options) {
+  options.report("parity_cost: 2 GiB, 512 MiB and mixed formats");
+  auto g = geometry_of({});
+  if (!g) return Error{g.error()};
+  ExperimentResult result;
+  result.table = Table({"design", "format", "small_zone_share_percent", "zones_512mib",
+                        "zones_2gib", "capacity_gib", "parity_gib", "parity_share_of_flash_percent",
+                        "parity_per_zone_bytes_percent"});
+  const uint64_t small = 512ULL << 20;
+  const uint64_t large = 2ULL << 30;
+  auto add = [&](const std::string& name, double small_share, const FlexLayout& layout) {
+    uint64_t n_small = 0;
+    uint64_t n_large = 0;
+    for (const ZoneSetLayout& s : layout.sets)
+      (s.zone_bytes == small ? n_small : n_large) += s.count;
+    const double capacity = static_cast<double>(layout.capacity_bytes());
+    const double parity = static_cast<double>(layout.parity_bytes());
+    const double per_zone_bytes = 100.0 * parity / static_cast<double>(layout.zone_bytes());
+    result.table.add_row(
+        {std::string(layout.placement == ParityPlacement::kSeparate ? "FlexZNS" : "BaseZNS"), name,
+         small_share, n_small, n_large, capacity / kGiB, parity / kGiB,
+         100.0 * layout.parity_share(), per_zone_bytes});
+    return per_zone_bytes;
+  };
+  auto base = fill_with(*g, {}, large, ParityPlacement::kInZone);
+  if (!base) return Error{base.error()};
+  const double base_pct = add("BaseZNS (2 GiB, parity in the zone)", 0, *base);
+  double sixteenth_pct = 0;
+  double small_only_pct = 0;
+  // A share of the flash as 512 MiB zones, the rest 2 GiB zones, parity apart.
+  for (uint32_t denominator : {0U, 16U, 8U, 4U, 2U, 1U}) {
+    FlexLayout layout;
+    std::string name;
+    double share = 0;
+    if (denominator == 0) {
+      auto l = fill_with(*g, {}, large, ParityPlacement::kSeparate);
+      if (!l) return Error{l.error()};
+      layout = std::move(l).value();
+      name = "FlexZNS, 2 GiB only";
+    } else if (denominator == 1) {
+      auto l = fill_with(*g, {}, small, ParityPlacement::kSeparate);
+      if (!l) return Error{l.error()};
+      layout = std::move(l).value();
+      name = "FlexZNS, 512 MiB only";
+      share = 100;
+    } else {
+      const auto n_small = static_cast<uint32_t>(g->flash_bytes() / denominator / small);
+      auto l = fill_with(*g, {{small, n_small}}, large, ParityPlacement::kSeparate);
+      if (!l) return Error{l.error()};
+      layout = std::move(l).value();
+      name = fmt::format("FlexZNS-1/{}", denominator);
+      share = 100.0 / denominator;
+    }
+    const double pct = add(name, share, layout);
+    if (denominator == 16) sixteenth_pct = pct;
+    if (denominator == 1) small_only_pct = pct;
+  }
+  result.comparisons = {
+      {"BaseZNS parity per zone bytes", "%", paper::kBaseZnsParityPct, base_pct,
+       "the paper's \"% of SSD capacity\" read as parity / the zones' total size"},
+      {"FlexZNS 512 MiB only, parity per zone bytes", "%", paper::kSmallOnlyParityPct,
+       small_only_pct, ""},
+      {"FlexZNS-1/16 parity per zone bytes", "%", paper::kOneSixteenthParityPct, sixteenth_pct,
+       "1/16 of the flash as 512 MiB zones, the rest 2 GiB zones with two parity chunks each; "
+       "the paper's 3.52 % is what 1/8 gives here"}};
+  result.parameters = {{"geometry", geometry_json(*g, {})},
+                       {"formats",
+                        "BaseZNS: 2 GiB zones with in-zone parity; FlexZNS-1/x: 1/x of the flash "
+                        "as 512 MiB zones, then as many 2 GiB zones as fit with the parity"}};
+  result.plot = {.x = "small_zone_share_percent",
+                 .y = "parity_per_zone_bytes_percent",
+                 .series = "design",
+                 .xlabel = "flash formatted as 512 MiB zones (%)",
+                 .ylabel = "parity (% of the zones' size)",
+                 .series_label = "design",
+                 .title = "Parity cost of zone formats (seed 001 §IV-C)"};
+  return result;
+}
+
+constexpr Experiment kExperiments[] = {
+    {"table_i", "Storage utilization by zone size", "seed 001 §II, Table I",
+     "Each of Table I's zone sizes on the flexzns flash, as many zones as fit: with the parity "
+     "inside the zone (a stripe of n dies keeps n - 1 for data) and apart (FlexZNS: capacity = "
+     "size); zone capacity, utilization and the share of the flash holding parity.",
+     run_table_i},
+    {"format_example", "The zone format of §III-B", "seed 001 §III-B",
+     "64 zones of 512 MiB and 480 of 2 GiB on 1 TiB of flash (the flexzns dies with 512 "
+     "superblocks), parity apart: the data area, the parity area Algorithm 1 lays out, and "
+     "what is left.",
+     run_format_example},
+    {"parity_cost", "Parity cost of 2 GiB, 512 MiB and mixed formats", "seed 001 §I, §IV-C",
+     "BaseZNS (2 GiB zones, parity inside) and FlexZNS formats on the flexzns flash: 2 GiB "
+     "only, 1/16, 1/8, 1/4 and 1/2 of the flash as 512 MiB zones with the rest 2 GiB, and "
+     "512 MiB only; the parity's share of the flash and its size per byte of zones.",
+     run_parity_cost},
+};
+
+}  // namespace
+
+ExperimentSet flexzns_experiments() {
+  return {"flexzns", "FlexZNS: size-flexible zones and their parity (layout)", "seed 001",
+          kExperiments};
+}
+
+}  // namespace zonelab

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The flexzns experiment set (seed 001's zone formats and parity, from the
+layout plan): every file written, the numbers hold together with the
+geometry they came from, and a second run writes the same bytes.
+
+usage: flexzns_experiment_test.py path/to/zonelab
+Prints one line per failed check and "N passed, N failed" at the end."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
+ZONELAB = os.path.realpath(sys.argv[1])
+checks = Checks()
+check = checks.check
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def run(out):
+    return subprocess.run([ZONELAB, "experiment", "run", "flexzns", "--no-plots", "--out", out],
+                          capture_output=True, text=True)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    first = run(a)
+    check("run exits 0", first.returncode == 0, first.stderr[-600:])
+    if first.returncode == 0:
+        t = rows(os.path.join(a, "table_i.csv"))
+        geometry = json.load(open(os.path.join(a, "table_i.json")))["parameters"]["geometry"]
+        chunk_mib = geometry["chunk_bytes"] / 2**20
+        check("table_i: five widths, two placements", len(t) == 10, str(t)[:300])
+        for r in t:
+            zone = float(r["zone_size_mib"])
+            n = zone / chunk_mib
+            want = 100 * (n - 1) / n if r["placement"] == "in-zone" else 100.0
+            check("table_i %s %s: utilization from the stripe width" % (r["placement"], r["stripe"]),
+                  abs(float(r["utilization_percent"]) - want) < 1e-9 and
+                  r["stripe"] == "%d+1p" % (n - 1), str(r))
+        e = {r["area"]: r for r in rows(os.path.join(a, "format_example.csv"))}
+        ex_geometry = json.load(open(os.path.join(a, "format_example.json")))["parameters"]["geometry"]
+        total = sum(float(e[k]["gib"]) for k in ("data", "parity", "unused"))
+        check("format_example: data + parity + unused = the flash",
+              abs(total * 2**30 - ex_geometry["flash_bytes"]) < 1, str(e))
+        check("format_example: 64 x 512 MiB + 480 x 2 GiB of data",
+              float(e["data"]["gib"]) == 64 * 0.5 + 480 * 2, str(e["data"]))
+        check("format_example: one chunk a zone, two for a superblock-wide one",
+              float(e["parity"]["gib"]) * 2**30 ==
+              (64 + 2 * 480) * ex_geometry["chunk_bytes"], str(e["parity"]))
+        p = rows(os.path.join(a, "parity_cost.csv"))
+        flex = [r for r in p if r["format"].startswith("FlexZNS")]
+        shares = [float(r["small_zone_share_percent"]) for r in flex]
+        costs = [float(r["parity_per_zone_bytes_percent"]) for r in flex]
+        check("parity_cost: more small zones, more parity", shares == sorted(shares) and
+              costs == sorted(costs) and costs[0] < costs[-1], str(list(zip(shares, costs))))
+        base = p[0]
+        check("parity_cost: BaseZNS's parity is one chunk in 64",
+              abs(float(base["parity_per_zone_bytes_percent"]) - 100 / 64) < 1e-9, str(base))
+        second = run(b)
+        same = second.returncode == 0 and all(
+            open(os.path.join(a, f), "rb").read() == open(os.path.join(b, f), "rb").read()
+            for f in sorted(os.listdir(a)) if f.endswith((".csv", ".json")))
+        check("a second run writes the same CSV and JSON bytes", same)
+sys.exit(checks.finish())
