@@ -66,6 +66,27 @@ with tempfile.TemporaryDirectory() as tmp:
         base = p[0]
         check("parity_cost: BaseZNS's parity is one chunk in 64",
               abs(float(base["parity_per_zone_bytes_percent"]) - 100 / 64) < 1e-9, str(base))
+        o = rows(os.path.join(a, "open_block_budget.csv"))
+        sizes = sorted({int(r["zone_size_mib"]) for r in o})
+        check("open_block_budget: three zone sizes", sizes == [512, 1024, 2048], str(sizes))
+        for r in o:
+            per_zone = int(r["zone_size_mib"]) // int(chunk_mib) * 4  # planes a die
+            zones_on_flash = geometry["flash_bytes"] // (int(r["zone_size_mib"]) << 20)
+            want = min(int(r["open_block_budget"]) // per_zone, zones_on_flash)
+            check("open_block_budget %s MiB / %s blocks: open zones = budget / blocks a zone"
+                  % (r["zone_size_mib"], r["open_block_budget"]),
+                  int(r["open_blocks_per_zone"]) == per_zone and int(r["open_zones"]) == want,
+                  str(r))
+        for size in sizes:
+            line = [float(r["write_mib_s"]) for r in o if int(r["zone_size_mib"]) == size]
+            check("open_block_budget %d MiB: throughput grows with the budget" % size,
+                  all(x <= y * 1.0001 for x, y in zip(line, line[1:])) and line[0] < line[-1],
+                  str(line))
+        by = {(int(r["zone_size_mib"]), int(r["open_block_budget"])): float(r["write_mib_s"])
+              for r in o}
+        check("open_block_budget: on one budget smaller zones write faster",
+              all(by[(512, bud)] >= by[(1024, bud)] >= by[(2048, bud)]
+                  for (_, bud) in by if (512, bud) in by), str(by)[:300])
         second = run(b)
         same = second.returncode == 0 and all(
             open(os.path.join(a, f), "rb").read() == open(os.path.join(b, f), "rb").read()

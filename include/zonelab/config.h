@@ -58,6 +58,10 @@ struct ZnsConfig {
   uint64_t zone_count = 0;       // 0: as many as the flash holds
   uint64_t max_open = 0;         // 0: no limit
   uint64_t max_active = 0;       // 0: no limit
+  // The controller's budget of open (partly written) flash blocks: a zone
+  // holds one in each plane it spans while active (seed 001 §III-D), so
+  // this bounds the active and open zones. 0: no budget.
+  uint64_t max_open_blocks = 0;
   uint64_t zasl_bytes = 0;
   // Finish designs (seed 003 section 4.1).
   uint64_t finish_granularity_bytes = 0;  // 0: no fill, pad the partial page only

@@ -141,6 +141,10 @@ std::vector<Key> make_keys() {
       ZL_NUM(zns.max_open));
   num("zns.max_active", Kind::kCount, 0, kU32, "maximum active resources (MAR+1); 0 = no limit",
       ZL_NUM(zns.max_active));
+  num("zns.max_open_blocks", Kind::kCount, 0, kU32,
+      "open flash blocks the controller keeps; a zone holds one per plane it spans while active; "
+      "0 = no budget",
+      ZL_NUM(zns.max_open_blocks));
   num("zns.zasl", Kind::kSize, 512, kTiB, "zone append size limit", ZL_NUM(zns.zasl_bytes));
   choice("zns.reset.mode", {"sync", "async"},
          "sync: a reset erases at once; async: it changes metadata only and the erase is fused "

@@ -38,8 +38,8 @@ Result<DeviceInfo> device_info_of(const Config& config) {
   info.zone_capacity_lbas = layout->zone_capacity_lbas();
   info.zone_count = layout->zone_count();
   info.capacity_lbas = layout->capacity_lbas();
-  info.max_open = static_cast<uint32_t>(config.zns.max_open);
-  info.max_active = static_cast<uint32_t>(config.zns.max_active);
+  info.max_open = layout->max_open();
+  info.max_active = layout->max_active();
   info.zasl_lbas = layout->zasl_lbas();
   return info;
 }

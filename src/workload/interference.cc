@@ -579,8 +579,9 @@ Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
     auto chunk = SoftFinish::check(config.host, info);
     if (!chunk) return chunk;
   }
-  for (auto [limit, name] : {std::pair{config.zns.max_open, "zns.max_open"},
-                             std::pair{config.zns.max_active, "zns.max_active"}}) {
+  // The device's limits: the configuration's, bounded by zns.max_open_blocks.
+  for (auto [limit, name] : {std::pair{layout->max_open, "zns.max_open"},
+                             std::pair{layout->max_active, "zns.max_active"}}) {
     if (limit != 0 && open > limit) {
       return Error{fmt::format("{} zones open at once (foreground and background) exceed {} = {}",
                                open, name, limit)};

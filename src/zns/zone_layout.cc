@@ -113,6 +113,21 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
     return Error{fmt::format("zns.max_open/max_active ({}/{}) exceed the zone count ({})",
                              z.max_open, z.max_active, count)};
   }
+  l.max_active_ = static_cast<uint32_t>(z.max_active);
+  l.max_open_ = static_cast<uint32_t>(z.max_open);
+  if (z.max_open_blocks != 0) {
+    if (z.max_open_blocks < l.units_per_zone_) {
+      return Error{fmt::format(
+          "zns.max_open_blocks ({}) cannot keep one zone open: a zone holds {} open blocks ({} "
+          "channels x {} dies x {} planes)",
+          z.max_open_blocks, l.units_per_zone_, z.channels_per_zone, z.dies_per_zone,
+          f.planes_per_die)};
+    }
+    const auto budget =
+        static_cast<uint32_t>(std::min<uint64_t>(z.max_open_blocks / l.units_per_zone_, count));
+    if (l.max_active_ == 0 || l.max_active_ > budget) l.max_active_ = budget;
+    if (l.max_open_ == 0 || l.max_open_ > l.max_active_) l.max_open_ = l.max_active_;
+  }
   if (z.zasl_bytes % lba != 0 || z.zasl_bytes < lba) {
     return Error{fmt::format("zns.zasl ({} bytes) must be a non-zero multiple of host.lba_size",
                              z.zasl_bytes)};

@@ -37,6 +37,12 @@ class ZoneLayout {
   uint64_t zone_capacity_lbas() const { return zone_capacity_lbas_; }
   uint64_t capacity_lbas() const { return zone_size_lbas_ * zone_count_; }
   uint64_t zasl_lbas() const { return zasl_lbas_; }
+  // The active and open limits (0: none): the configuration's, bounded by
+  // the open-block budget.
+  uint32_t max_active() const { return max_active_; }
+  uint32_t max_open() const { return max_open_; }
+  // Flash blocks a zone keeps open while active: one in each of its planes.
+  uint32_t open_blocks_per_zone() const { return units_per_zone_; }
   uint32_t units_per_zone() const { return units_per_zone_; }
   uint32_t pages_per_zone() const { return pages_per_zone_; }
   uint32_t pages_per_zone_unit() const { return pages_per_zone_unit_; }
@@ -82,6 +88,8 @@ class ZoneLayout {
   uint32_t pages_per_zone_unit_ = 0;
   uint32_t blocks_per_zone_unit_ = 0;
   uint32_t max_zones_ = 0;
+  uint32_t max_active_ = 0;
+  uint32_t max_open_ = 0;
 };
 
 }  // namespace zonelab

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <set>
@@ -370,6 +371,44 @@ TEST(ZoneLayout, LimitsEqualToEachOtherOrZeroAreAccepted) {
   EXPECT_TRUE(ZoneLayout::make(config_with({"zns.max_open=0", "zns.max_active=0"})).ok());
   EXPECT_TRUE(ZoneLayout::make(config_with({"zns.max_open=5", "zns.max_active=0"})).ok());
   EXPECT_TRUE(ZoneLayout::make(config_with({"zns.max_open=0", "zns.max_active=5"})).ok());
+}
+
+TEST(ZoneLayout, TheOpenBlockBudgetBoundsActiveAndOpenZones) {
+  // small: a zone spans 4 channels x 2 dies x 2 planes, 16 open blocks.
+  Config c = default_config();
+  const ZoneLayout plain = layout_of(c);
+  EXPECT_EQ(plain.open_blocks_per_zone(), 16U);
+  EXPECT_EQ(plain.max_active(), static_cast<uint32_t>(c.zns.max_active));
+  EXPECT_EQ(plain.max_open(), static_cast<uint32_t>(c.zns.max_open));
+  for (uint64_t budget : {16, 17, 47, 48, 160}) {
+    Config b = config_with({"zns.max_active=0", "zns.max_open=0"});
+    b.zns.max_open_blocks = budget;
+    const ZoneLayout l = layout_of(b);
+    const uint32_t zones = static_cast<uint32_t>(
+        std::min<uint64_t>(budget / l.open_blocks_per_zone(), l.zone_count()));
+    EXPECT_EQ(l.max_active(), zones) << budget;
+    EXPECT_EQ(l.max_open(), zones) << budget;
+  }
+  // The configuration's own limits stand where they are lower.
+  Config lower = config_with({"zns.max_active=3", "zns.max_open=2", "zns.max_open_blocks=160"});
+  EXPECT_EQ(layout_of(lower).max_active(), 3U);
+  EXPECT_EQ(layout_of(lower).max_open(), 2U);
+  Config higher = config_with({"zns.max_active=8", "zns.max_open=8", "zns.max_open_blocks=48"});
+  EXPECT_EQ(layout_of(higher).max_active(), 3U);
+  EXPECT_EQ(layout_of(higher).max_open(), 3U);
+  // Narrower zones hold fewer blocks: more of them open on one budget.
+  Config narrow =
+      config_with({"zns.channels_per_zone=1", "zns.dies_per_zone=1", "zns.zone_capacity=12MiB",
+                   "zns.max_active=0", "zns.max_open=0", "zns.max_open_blocks=48"});
+  EXPECT_EQ(layout_of(narrow).open_blocks_per_zone(), 2U);
+  EXPECT_EQ(layout_of(narrow).max_active(), 24U);
+  // A budget below one zone's blocks is refused, naming the key.
+  Config tiny = config_with({"zns.max_open_blocks=15"});
+  auto refused = ZoneLayout::make(tiny);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("zns.max_open_blocks (15) cannot keep one zone open"),
+            std::string::npos)
+      << refused.error();
 }
 
 }  // namespace
