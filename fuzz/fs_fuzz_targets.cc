@@ -19,18 +19,6 @@
 namespace zonelab {
 namespace {
 
-[[noreturn]] void violated(const char* target, const std::string& what) {
-  std::fprintf(stderr, "fuzz %s: property violated: %s\n", target, what.c_str());
-  std::abort();
-}
-
-void check_message(const char* target, const std::string& message) {
-  if (message.empty()) violated(target, "an error without a message");
-  if (message.find('\n') != std::string::npos) {
-    violated(target, "an error message of more than one line: " + message);
-  }
-}
-
 constexpr uint64_t kBlockBytes = 4096;
 
 // A small zoned device in memory: 16 zones of 64 KiB.
@@ -42,7 +30,8 @@ Config fuzz_device_config() {
         "flash.page_size=16KiB", "host.lba_size=4KiB", "zns.channels_per_zone=1",
         "zns.dies_per_zone=1", "zns.zone_capacity=64KiB", "zns.zone_size=64KiB", "zns.zone_count=0",
         "zns.max_open=0", "zns.max_active=0", "zns.zasl=64KiB", "zns.finish.granularity=0"}) {
-    if (!apply_override(c, kv).ok()) violated("fs-journal", std::string("bad test config ") + kv);
+    if (!apply_override(c, kv).ok())
+      fuzz_violated("fs-journal", std::string("bad test config ") + kv);
   }
   return c;
 }
@@ -52,54 +41,55 @@ Config fuzz_device_config() {
 int fuzz_fs_records(const uint8_t* data, size_t size) {
   auto records = fs::decode_records(data, size);
   if (!records) {
-    check_message("fs-records", records.status().message());
+    fuzz_check_message("fs-records", records.status().message());
     return 0;
   }
   // What decodes encodes back to the same bytes.
   std::vector<uint8_t> again;
   for (const fs::Record& r : *records) fs::encode_record(r, again);
   if (again != std::vector<uint8_t>(data, data + size)) {
-    violated("fs-records", "records changed in a round trip");
+    fuzz_violated("fs-records", "records changed in a round trip");
   }
   // Applied in turn: each is taken or refused with one line; what is taken
   // is rebuilt exactly by its snapshot.
   fs::Metadata meta;
   for (const fs::Record& r : *records) {
     fs::FsStatus applied = meta.apply(r, kBlockBytes);
-    if (!applied) check_message("fs-records", applied.message());
+    if (!applied) fuzz_check_message("fs-records", applied.message());
   }
   fs::Metadata copy;
   for (const fs::Record& r : meta.snapshot()) {
     fs::FsStatus applied = copy.apply(r, kBlockBytes);
-    if (!applied) violated("fs-records", "a snapshot record is refused: " + applied.message());
+    if (!applied) fuzz_violated("fs-records", "a snapshot record is refused: " + applied.message());
   }
-  if (copy.snapshot() != meta.snapshot()) violated("fs-records", "a snapshot rebuilt differently");
+  if (copy.snapshot() != meta.snapshot())
+    fuzz_violated("fs-records", "a snapshot rebuilt differently");
   return 0;
 }
 
 int fuzz_fs_superblock(const uint8_t* data, size_t size) {
   auto sb = fs::decode_superblock(data, size);
   if (!sb) {
-    check_message("fs-superblock", sb.status().message());
+    fuzz_check_message("fs-superblock", sb.status().message());
   } else {
     std::vector<uint8_t> again = fs::encode_superblock(*sb);
     if (again.size() > size || !std::equal(again.begin(), again.end(), data)) {
-      violated("fs-superblock", "a superblock changed in a round trip");
+      fuzz_violated("fs-superblock", "a superblock changed in a round trip");
     }
   }
   uint64_t needed = 0;
   auto header = fs::decode_meta_header(data, size, kBlockBytes, &needed);
   if (!header) {
-    check_message("fs-superblock", header.status().message());
+    fuzz_check_message("fs-superblock", header.status().message());
     if (needed != 0 && needed * kBlockBytes <= size) {
-      violated("fs-superblock", "more blocks asked for than the bytes hold");
+      fuzz_violated("fs-superblock", "more blocks asked for than the bytes hold");
     }
     return 0;
   }
   std::vector<uint8_t> again = fs::encode_meta_header(
       header->sequence, header->next_file_id, header->superblock, header->snapshot, kBlockBytes);
   if (again.size() != header->blocks * kBlockBytes) {
-    violated("fs-superblock", "a header's length changed in a round trip");
+    fuzz_violated("fs-superblock", "a header's length changed in a round trip");
   }
   return 0;
 }
@@ -113,21 +103,21 @@ int fuzz_fs_journal(const uint8_t* data, size_t size) {
   auto records = fs::decode_records(data + 2, size - 2);
   if (!records) return 0;
   auto stack = Stack::make(fuzz_device_config());
-  if (!stack) violated("fs-journal", "no device: " + stack.error());
+  if (!stack) fuzz_violated("fs-journal", "no device: " + stack.error());
   fs::MkfsOptions mkfs;
   mkfs.uuid_seed = 1;
-  if (!fs::ZonedFs::mkfs(**stack, mkfs)) violated("fs-journal", "mkfs failed");
+  if (!fs::ZonedFs::mkfs(**stack, mkfs)) fuzz_violated("fs-journal", "mkfs failed");
   fs::DeviceIo io(**stack);
   // Some data for extents to point at: the first data zone half written.
   std::vector<uint8_t> blocks(8 * kBlockBytes, 0x5a);
   if (!io.write(io.zone_start(2), blocks.data(), 8, fs::WriteCause::kData)) {
-    violated("fs-journal", "data write failed");
+    fuzz_violated("fs-journal", "data write failed");
   }
   // The journal: a header with the first records, then groups.
   auto found = fs::Journal::recover(io);
-  if (!found) violated("fs-journal", "no journal after mkfs");
+  if (!found) fuzz_violated("fs-journal", "no journal after mkfs");
   const fs::Superblock sb = found->header.superblock;
-  if (!io.reset(0)) violated("fs-journal", "reset failed");
+  if (!io.reset(0)) fuzz_violated("fs-journal", "reset failed");
   size_t split = std::min(in_snapshot, records->size());
   std::vector<fs::Record> snapshot(records->begin(), records->begin() + static_cast<long>(split));
   std::vector<uint8_t> header = fs::encode_meta_header(2, 1, sb, snapshot, kBlockBytes);
@@ -150,13 +140,13 @@ int fuzz_fs_journal(const uint8_t* data, size_t size) {
   // Recovery takes it or refuses it in one line; what it takes is usable.
   auto mounted = fs::ZonedFs::mount(**stack);
   if (!mounted) {
-    check_message("fs-journal", mounted.status().message());
+    fuzz_check_message("fs-journal", mounted.status().message());
     return 0;
   }
   fs::ZonedFs& zfs = **mounted;
-  for (const std::string& note : zfs.recovery_notes()) check_message("fs-journal", note);
+  for (const std::string& note : zfs.recovery_notes()) fuzz_check_message("fs-journal", note);
   auto report = zfs.fsck(false);
-  for (const std::string& p : report.problems) check_message("fs-journal", p);
+  for (const std::string& p : report.problems) fuzz_check_message("fs-journal", p);
   auto names = zfs.list("/");
   if (names) {
     for (const std::string& name : *names) {

@@ -21,19 +21,20 @@
 #include "zonelab/config.h"
 
 namespace zonelab {
-namespace {
 
-[[noreturn]] void violated(const char* target, const std::string& what) {
+void fuzz_violated(const char* target, const std::string& what) {
   std::fprintf(stderr, "fuzz %s: property violated: %s\n", target, what.c_str());
   std::abort();
 }
 
-void check_message(const char* target, const std::string& message) {
-  if (message.empty()) violated(target, "an error without a message");
+void fuzz_check_message(const char* target, const std::string& message) {
+  if (message.empty()) fuzz_violated(target, "an error without a message");
   if (message.find('\n') != std::string::npos) {
-    violated(target, "an error message of more than one line: " + message);
+    fuzz_violated(target, "an error message of more than one line: " + message);
   }
 }
+
+namespace {
 
 bool same_state(const ImageState& a, const ImageState& b) {
   return config_to_toml(a.config) == config_to_toml(b.config) && a.sections == b.sections;
@@ -45,7 +46,7 @@ template <typename Decoded, typename Put>
 void check_section(const ImageState& state, uint32_t type, const Result<Decoded>& decoded,
                    Put put) {
   if (!decoded) {
-    check_message("image", decoded.error());
+    fuzz_check_message("image", decoded.error());
     return;
   }
   ImageState again;
@@ -55,7 +56,7 @@ void check_section(const ImageState& state, uint32_t type, const Result<Decoded>
   bool had = before != state.sections.end();
   bool has = after != again.sections.end();
   if (had != has || (had && before->second != after->second)) {
-    violated("image", "section " + std::to_string(type) + " changed in a round trip");
+    fuzz_violated("image", "section " + std::to_string(type) + " changed in a round trip");
   }
 }
 
@@ -74,9 +75,9 @@ void check_layers(const ImageState& state, const std::vector<std::vector<uint8_t
   for (const auto& record : journal) {
     auto decoded = decode_command_record(record);
     if (!decoded) {
-      check_message("image", decoded.error());
+      fuzz_check_message("image", decoded.error());
     } else if (encode_command_record(*decoded) != record) {
-      violated("image", "a journal record changed in a round trip");
+      fuzz_violated("image", "a journal record changed in a round trip");
     }
   }
 }
@@ -115,15 +116,15 @@ void check_image(const uint8_t* data, size_t size) {
   std::vector<std::vector<uint8_t>> journal;
   auto decoded = Image::decode(data, size, &journal);
   if (!decoded) {
-    check_message("image", decoded.error());
+    fuzz_check_message("image", decoded.error());
     return;
   }
   check_layers(*decoded, journal);
   auto encoded = Image::encode(*decoded, 0);
-  if (!encoded) violated("image", "a decoded state does not encode: " + encoded.error());
+  if (!encoded) fuzz_violated("image", "a decoded state does not encode: " + encoded.error());
   auto again = Image::decode(*encoded);
-  if (!again) violated("image", "an encoded state does not decode: " + again.error());
-  if (!same_state(*decoded, *again)) violated("image", "the state changed in a round trip");
+  if (!again) fuzz_violated("image", "an encoded state does not decode: " + again.error());
+  if (!same_state(*decoded, *again)) fuzz_violated("image", "the state changed in a round trip");
 }
 
 }  // namespace
@@ -142,10 +143,10 @@ int fuzz_config_toml(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   Outcome applied = apply_toml(config, text, "fuzz");
   if (!applied) {
-    check_message("config", applied.error());
-    if (applied.error().empty()) violated("config", "an error without a message");
+    fuzz_check_message("config", applied.error());
+    if (applied.error().empty()) fuzz_violated("config", "an error without a message");
     if (config_to_toml(config) != kDefaultToml) {
-      violated("config", "a refused document changed the configuration");
+      fuzz_violated("config", "a refused document changed the configuration");
     }
     return 0;
   }
@@ -153,13 +154,13 @@ int fuzz_config_toml(const uint8_t* data, size_t size) {
   Config reparsed{};
   Outcome again = apply_toml(reparsed, printed, "round trip");
   if (!again) {
-    violated("config",
-             "the printed configuration does not parse: " + again.error() + "\n" + printed);
+    fuzz_violated("config",
+                  "the printed configuration does not parse: " + again.error() + "\n" + printed);
   }
   std::string reprinted = config_to_toml(reparsed);
   if (reprinted != printed) {
-    violated("config",
-             "the configuration changed in a round trip:\n" + printed + "---\n" + reprinted);
+    fuzz_violated("config",
+                  "the configuration changed in a round trip:\n" + printed + "---\n" + reprinted);
   }
   return 0;
 }
@@ -168,7 +169,7 @@ namespace {
 
 // What set_job_option promises of any job it accepts.
 void check_job(const JobSpec& job) {
-  auto fail = [&job](const char* what) { violated("job", "job '" + job.name + "': " + what); };
+  auto fail = [&job](const char* what) { fuzz_violated("job", "job '" + job.name + "': " + what); };
   bool printable = !job.name.empty() && job.name.size() <= kJobNameMaxChars;
   for (char c : job.name)
     printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
@@ -195,10 +196,11 @@ int fuzz_job_file(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto jobs = parse_job_file_text(text, "fuzz.toml");
   if (!jobs) {
-    check_message("job", jobs.error());
+    fuzz_check_message("job", jobs.error());
     return 0;
   }
-  if (jobs->empty() || jobs->size() > kJobCountMax) violated("job", "a job count outside 1-256");
+  if (jobs->empty() || jobs->size() > kJobCountMax)
+    fuzz_violated("job", "a job count outside 1-256");
   for (const JobSpec& job : *jobs) check_job(job);
   return 0;
 }

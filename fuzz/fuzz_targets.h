@@ -6,8 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace zonelab {
+
+// What every target checks: a broken property is reported on stderr, named
+// by its target, and aborts; an error message must be one non-empty line.
+[[noreturn]] void fuzz_violated(const char* target, const std::string& what);
+void fuzz_check_message(const char* target, const std::string& message);
 
 // The bytes as a whole device image. A decoded image must encode and decode
 // back to the same state; a refused one must give a one-line message.
