@@ -194,30 +194,24 @@ Result<ExperimentResult> run_parity_cost(const RunOptions& options) {
   double sixteenth_pct = 0;
   double small_only_pct = 0;
   // A share of the flash as 512 MiB zones, the rest 2 GiB zones, parity apart.
+  // (0: 2 GiB zones only; 1: 512 MiB zones only; x: 1/x of the flash.)
   for (uint32_t denominator : {0U, 16U, 8U, 4U, 2U, 1U}) {
-    FlexLayout layout;
-    std::string name;
+    std::vector<ZoneSetSpec> fixed;
+    uint64_t fill = large;
+    std::string name = "FlexZNS, 2 GiB only";
     double share = 0;
-    if (denominator == 0) {
-      auto l = fill_with(*g, {}, large, ParityPlacement::kSeparate);
-      if (!l) return Error{l.error()};
-      layout = std::move(l).value();
-      name = "FlexZNS, 2 GiB only";
-    } else if (denominator == 1) {
-      auto l = fill_with(*g, {}, small, ParityPlacement::kSeparate);
-      if (!l) return Error{l.error()};
-      layout = std::move(l).value();
+    if (denominator == 1) {
+      fill = small;
       name = "FlexZNS, 512 MiB only";
       share = 100;
-    } else {
-      const auto n_small = static_cast<uint32_t>(g->flash_bytes() / denominator / small);
-      auto l = fill_with(*g, {{small, n_small}}, large, ParityPlacement::kSeparate);
-      if (!l) return Error{l.error()};
-      layout = std::move(l).value();
+    } else if (denominator != 0) {
+      fixed.push_back({small, static_cast<uint32_t>(g->flash_bytes() / denominator / small)});
       name = fmt::format("FlexZNS-1/{}", denominator);
       share = 100.0 / denominator;
     }
-    const double pct = add(name, share, layout);
+    auto layout = fill_with(*g, fixed, fill, ParityPlacement::kSeparate);
+    if (!layout) return Error{layout.error()};
+    const double pct = add(name, share, *layout);
     if (denominator == 16) sixteenth_pct = pct;
     if (denominator == 1) small_only_pct = pct;
   }
@@ -243,14 +237,15 @@ Result<ExperimentResult> run_parity_cost(const RunOptions& options) {
   return result;
 }
 
-// Zones of one size on the flexzns flash, each spanning all 8 channels and
-// as many dies of each as its size needs.
-std::vector<std::string> uniform_zones(uint64_t zone_mib, uint64_t budget) {
-  const uint64_t dies_per_channel = zone_mib / 32 / 8;  // 32 MiB a die (Table II)
+// Zones of one size on the flexzns flash, each spanning all its channels
+// and as many dies of each as its size needs (one chunk a die).
+std::vector<std::string> uniform_zones(const FlashConfig& flash, uint64_t zone_mib,
+                                       uint64_t budget) {
+  const uint64_t dies = (zone_mib << 20) / flex_geometry(flash).chunk_bytes;
   return {fmt::format("zns.zone_size={}MiB", zone_mib),
           fmt::format("zns.zone_capacity={}MiB", zone_mib),
-          "zns.channels_per_zone=8",
-          fmt::format("zns.dies_per_zone={}", dies_per_channel),
+          fmt::format("zns.channels_per_zone={}", flash.channels),
+          fmt::format("zns.dies_per_zone={}", dies / flash.channels),
           "zns.zone_count=0",
           "zns.max_open=0",
           "zns.max_active=0",
@@ -269,17 +264,20 @@ Result<ExperimentResult> run_open_block_budget(const RunOptions& options) {
                         "write_mib_s", "write_iops"});
   double small_at_1024 = 0;
   double large_at_2560 = 0;
+  auto base = preset_with("flexzns", {});
+  if (!base) return Error{base.error()};
   for (uint64_t zone_mib : {512, 1024, 2048}) {
     for (uint64_t budget : budgets) {
       options.report(
           fmt::format("open_block_budget: {} MiB zones, {} open blocks", zone_mib, budget));
-      auto config = preset_with("flexzns", uniform_zones(zone_mib, budget));
+      auto config = preset_with("flexzns", uniform_zones(base->flash, zone_mib, budget));
       if (!config) return Error{config.error()};
       auto stack = Stack::make(*config);
       if (!stack) return Error{stack.error()};
       const DeviceInfo& info = (*stack)->info();
       // An active zone holds one block in each plane it spans.
-      const uint64_t blocks_per_zone = (zone_mib / 32) * config->flash.planes_per_die;
+      const uint64_t blocks_per_zone =
+          config->zns.channels_per_zone * config->zns.dies_per_zone * config->flash.planes_per_die;
       // One writer per zone the device lets be open: 4 KiB at queue depth 1
       // (sequential writes to a zone go one at a time).
       JobSpec job;
