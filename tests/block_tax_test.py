@@ -8,23 +8,17 @@ under writes, random reads wait longer on the conventional SSD.
 usage: block_tax_test.py path/to/zonelab
 Prints one line per failed check and "N passed, N failed" at the end."""
 
-import csv
 import os
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
 checks = Checks()
 check = checks.check
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 with tempfile.TemporaryDirectory() as out:

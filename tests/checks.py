@@ -1,7 +1,24 @@
 """The reporting the end-to-end Python checks share: one line per failed
 check, "N passed, N failed" at the end, exit status 1 on any failure."""
 
+import csv
+import hashlib
 import sys
+
+
+def csv_rows(path):
+    """A CSV file's rows as dictionaries keyed by its header."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def file_sha256(path):
+    """The SHA-256 of a file's bytes, read a MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class Checks:

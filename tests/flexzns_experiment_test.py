@@ -6,7 +6,6 @@ geometry they came from, and a second run writes the same bytes.
 usage: flexzns_experiment_test.py path/to/zonelab
 Prints one line per failed check and "N passed, N failed" at the end."""
 
-import csv
 import json
 import os
 import subprocess
@@ -14,16 +13,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
 checks = Checks()
 check = checks.check
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def run(out):

@@ -10,7 +10,6 @@ usage: fs_cli_test.py path/to/zonelab
 Prints one line per failed check and "N passed, N failed" at the end."""
 
 import filecmp
-import hashlib
 import json
 import os
 import random
@@ -21,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, file_sha256 as sha256  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
 checks = Checks()
@@ -43,14 +42,6 @@ def one_error_line(run):
     lines = [line for line in run.stderr.decode(errors="replace").splitlines()
              if not line.startswith("zonelab: note:")]
     return len(lines) == 1 and lines[0].startswith("zonelab: error: ")
-
-
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def make_tree(root):

@@ -8,12 +8,14 @@ private mount namespace (unshare); without root they are reported skipped.
 
 usage: os_limits_test.py path/to/zonelab
 """
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import file_sha256 as digest  # noqa: E402
 
 ZONELAB = os.path.abspath(sys.argv[1])
 failures = []
@@ -26,14 +28,6 @@ def check(name, ok, detail=""):
         failures.append(name)
         if detail:
             print("      " + detail[-1500:])
-
-
-def digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def one_line_error(p):

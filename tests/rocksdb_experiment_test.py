@@ -8,7 +8,6 @@ numbers beside the measured ones.
 usage: rocksdb_experiment_test.py path/to/zonelab
 Prints one line per failed check and "N passed, N failed" at the end."""
 
-import csv
 import json
 import os
 import subprocess
@@ -16,17 +15,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
 checks = Checks()
 check = checks.check
 SETUPS = {"ZNS", "block 7% OP", "block 28% OP", "block 28% OP, no discard"}
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 with tempfile.TemporaryDirectory() as out:
