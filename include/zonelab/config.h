@@ -82,7 +82,26 @@ struct ZnsConfig {
   // Deferred erases (async reset, lazy reuse) happen all at the zone's first
   // write ("zone") or each at the first write to its block ("block").
   std::string mapping_erase_on = "zone";
+  // FlexZNS (seed 001 §III): zone sets of several sizes, as text
+  // "SIZE:COUNT,..." in canonical form ("512MiB:64,2GiB:480"); empty: one
+  // size, from zone_size/zone_capacity/zone_count and the zone mapping
+  // above. A format replaces those keys.
+  std::string format;
+  // Die-level RAID parity: "none", "in-zone" (a chunk of each zone holds it,
+  // capacity < size, Table I) or "separate" (FlexZNS's parity area).
+  std::string parity_placement = "none";
 };
+
+// One zone set of zns.format.
+struct ZoneFormatEntry {
+  uint64_t zone_bytes = 0;
+  uint64_t count = 0;
+};
+inline constexpr size_t kMaxZoneSets = 16;
+// "512MiB:64,2GiB:480" -> its sets (sizes as config sizes; at most
+// kMaxZoneSets; counts > 0). Checks syntax only; the flash decides the rest.
+Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text);
+std::string zone_format_text(const std::vector<ZoneFormatEntry>& sets);
 
 // The conventional (block-interface) SSD on the same flash (seed 000 2.1,
 // 5.1): a page-mapped FTL with over-provisioning and garbage collection.

@@ -89,9 +89,30 @@ class Command {
   uint64_t latency_ns() const { return complete_ns - submit_ns; }
 };
 
+// Zones of one size: a namespace formatted with several sizes (FlexZNS's
+// zone sets, seed 001 §III-B) lays its sets out one after another, in LBA
+// and zone order.
+struct ZoneSetInfo {
+  uint64_t zone_size_lbas = 0;
+  uint64_t zone_capacity_lbas = 0;
+  uint32_t zone_count = 0;
+  uint32_t first_zone = 0;
+  uint64_t first_lba = 0;
+};
+
+// Where zones lie when there are several sizes: `sets` in LBA order, none
+// empty. Zone and LBA must be in range.
+uint32_t zone_set_of_zone(const std::vector<ZoneSetInfo>& sets, uint32_t zone);
+uint32_t zone_set_of_lba(const std::vector<ZoneSetInfo>& sets, uint64_t lba);
+// The sets of a namespace of `count` zones of one size.
+std::vector<ZoneSetInfo> uniform_zone_sets(uint64_t size_lbas, uint64_t capacity_lbas,
+                                           uint32_t count);
+
 struct DeviceInfo {
   std::string_view interface;
   uint64_t lba_size_bytes = 0;
+  // The first zone set's zone size and capacity: every zone's, unless the
+  // namespace is formatted with several sizes (see zone_sets).
   uint64_t zone_size_lbas = 0;
   uint64_t zone_capacity_lbas = 0;
   uint32_t zone_count = 0;
@@ -99,6 +120,32 @@ struct DeviceInfo {
   uint32_t max_open = 0;    // 0: no limit
   uint32_t max_active = 0;  // 0: no limit
   uint64_t zasl_lbas = 0;
+  // The zone sets, in LBA order (one for a namespace of equal zones).
+  std::vector<ZoneSetInfo> zone_sets;
+  // LBAs of data the device keeps in its backing: the namespace's and, with
+  // die-level parity, the parity pages after them (0: capacity_lbas).
+  uint64_t stored_lbas = 0;
+  uint64_t backing_lbas() const { return stored_lbas != 0 ? stored_lbas : capacity_lbas; }
+
+  bool uniform_zones() const { return zone_sets.size() <= 1; }
+  uint32_t zone_of_lba(uint64_t lba) const {
+    if (uniform_zones()) return static_cast<uint32_t>(lba / zone_size_lbas);
+    const ZoneSetInfo& s = zone_sets[zone_set_of_lba(zone_sets, lba)];
+    return s.first_zone + static_cast<uint32_t>((lba - s.first_lba) / s.zone_size_lbas);
+  }
+  uint64_t zone_start_lba(uint32_t zone) const {
+    if (uniform_zones()) return uint64_t{zone} * zone_size_lbas;
+    const ZoneSetInfo& s = zone_sets[zone_set_of_zone(zone_sets, zone)];
+    return s.first_lba + uint64_t{zone - s.first_zone} * s.zone_size_lbas;
+  }
+  uint64_t zone_size_of(uint32_t zone) const {
+    return uniform_zones() ? zone_size_lbas
+                           : zone_sets[zone_set_of_zone(zone_sets, zone)].zone_size_lbas;
+  }
+  uint64_t zone_capacity_of(uint32_t zone) const {
+    return uniform_zones() ? zone_capacity_lbas
+                           : zone_sets[zone_set_of_zone(zone_sets, zone)].zone_capacity_lbas;
+  }
 };
 
 struct ZoneDescriptor {

@@ -19,7 +19,7 @@ std::string_view preset_toml(std::string_view name);  // presets.cc
 
 namespace {
 
-enum class Kind { kCount, kSize, kTime, kRate, kBool, kChoice, kPercent };
+enum class Kind { kCount, kSize, kTime, kRate, kBool, kChoice, kPercent, kZoneFormat };
 
 struct Key {
   std::string name;
@@ -165,6 +165,22 @@ std::vector<Key> make_keys() {
          "blocks that still hold old data are erased all at the zone's first write (zone) or "
          "each at the first write to it (block)",
          ZL_TEXT(zns.mapping_erase_on));
+  k.push_back(Key{"zns.format",
+                  Kind::kZoneFormat,
+                  0,
+                  0,
+                  {},
+                  "FlexZNS zone sets, SIZE:COUNT,... in LBA order (e.g. \"512MiB:64,2GiB:480\", "
+                  "or an array of {size, count} tables); each zone a flash block group in "
+                  "superblocks of its set, mapped at its first write (seed 001 §III-B); replaces "
+                  "zone_size, zone_capacity, zone_count and the zone -> unit mapping; empty: "
+                  "zones of one size",
+                  {},
+                  ZL_TEXT(zns.format)});
+  choice("zns.parity.placement", {"none", "in-zone", "separate"},
+         "die-level RAID parity of each zone: none, in-zone (one die of the zone holds it, so "
+         "capacity < size, Table I) or separate (FlexZNS's parity area: capacity = size)",
+         ZL_TEXT(zns.parity_placement));
   num("zns.finish.granularity", Kind::kSize, 0, kTiB,
       "finish fills the zone with device writes of this size, one at a time (seed 003 4.1); "
       "0 = no fill, only the partly written page is padded",
@@ -240,6 +256,7 @@ Result<uint64_t> parse_number(const Key& key, std::string_view text) {
     case Kind::kPercent:
       return parse_percent_basis_points(text);
     case Kind::kChoice:
+    case Kind::kZoneFormat:
       break;
   }
   return Error{"internal: not a numeric key"};
@@ -267,6 +284,12 @@ std::string printable(std::string_view text) { return one_line(text, 80); }
 // Sets `key` from its textual form; the one place limits are checked.
 Outcome set_from_text(Config& config, const Key& key, std::string_view text,
                       std::string_view origin) {
+  if (key.kind == Kind::kZoneFormat) {
+    auto sets = parse_zone_format(text);
+    if (!sets) return Error{fmt::format("{}: {}: {}", origin, key.name, sets.error())};
+    key.text(config) = zone_format_text(*sets);
+    return {};
+  }
   if (key.kind == Kind::kChoice) {
     for (const auto& choice : key.choices) {
       if (choice == text) {
@@ -295,8 +318,58 @@ Outcome set_from_text(Config& config, const Key& key, std::string_view text,
   return {};
 }
 
+// zns.format as TOML's array of tables: [{size = "512MiB", count = 64}, ...].
+Result<std::string> zone_format_from_array(const toml::array& array) {
+  if (array.size() > kMaxZoneSets) {
+    return Error{fmt::format("{} zone sets; at most {}", array.size(), kMaxZoneSets)};
+  }
+  std::string text;
+  for (const auto& item : array) {
+    const auto* set = item.as_table();
+    if (set == nullptr) return Error{"each zone set is a table {size = \"...\", count = N}"};
+    std::string size;
+    std::string count;
+    for (const auto& [name, value] : *set) {
+      std::string field;
+      if (auto v = value.as_string()) {
+        field = v->get();
+      } else if (auto n = value.as_integer(); n && n->get() >= 0) {
+        field = fmt::format("{}", n->get());
+      } else {
+        return Error{fmt::format("zone set field '{}' must be a size or a count",
+                                 printable(name.str()))};
+      }
+      if (name.str() == "size") {
+        size = field;
+      } else if (name.str() == "count") {
+        count = field;
+      } else {
+        return Error{fmt::format("zone set field '{}' is not size or count",
+                                 printable(name.str()))};
+      }
+    }
+    if (size.empty() || count.empty()) return Error{"each zone set needs a size and a count"};
+    if (size.find_first_of(":,") != std::string::npos ||
+        count.find_first_of(":,") != std::string::npos) {
+      return Error{"a zone set's size and count are a size and a count"};
+    }
+    text += (text.empty() ? "" : ",") + size + ":" + count;
+  }
+  return text;
+}
+
 Outcome set_from_node(Config& config, const Key& key, const toml::node& node,
                       std::string_view origin) {
+  if (key.kind == Kind::kZoneFormat) {
+    if (const auto* array = node.as_array()) {
+      auto text = zone_format_from_array(*array);
+      if (!text) return Error{fmt::format("{}: {}: {}", origin, key.name, text.error())};
+      return set_from_text(config, key, *text, origin);
+    }
+    if (auto s = node.as_string()) return set_from_text(config, key, s->get(), origin);
+    return Error{fmt::format("{}: {} must be \"SIZE:COUNT,...\" or an array of tables", origin,
+                             key.name)};
+  }
   if (auto s = node.as_string()) return set_from_text(config, key, s->get(), origin);
   if (auto i = node.as_integer()) {
     if (key.kind == Kind::kChoice || key.kind == Kind::kBool) {
@@ -343,7 +416,7 @@ Outcome apply_table(Config& config, const toml::table& table, const std::string&
 }
 
 std::string key_value_text(const Key& key, Config& config) {
-  if (key.kind == Kind::kChoice) return key.text(config);
+  if (key.kind == Kind::kChoice || key.kind == Kind::kZoneFormat) return key.text(config);
   return render_number(key, key.number(config));
 }
 
@@ -430,11 +503,57 @@ std::string config_to_json(const Config& config) {
 std::vector<ConfigKeyInfo> config_keys() {
   std::vector<ConfigKeyInfo> out;
   for (const auto& key : keys()) {
-    static constexpr const char* kKindNames[] = {"count", "size",   "time",   "rate",
-                                                 "bool",  "choice", "percent"};
+    static constexpr const char* kKindNames[] = {"count",  "size",    "time",       "rate",
+                                                 "bool",   "choice",  "percent",    "zone-format"};
     out.push_back({key.name, kKindNames[static_cast<int>(key.kind)], key.description});
   }
   return out;
+}
+
+Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text) {
+  std::vector<ZoneFormatEntry> sets;
+  if (text.empty()) return sets;
+  if (text.size() > 4096) return Error{"a zone format is at most 4096 characters"};
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t comma = text.find(',', begin);
+    std::string_view item =
+        text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
+    size_t colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      return Error{fmt::format("zone set '{}' is not SIZE:COUNT (e.g. 512MiB:64)",
+                               one_line(item, 40))};
+    }
+    auto size = parse_size_bytes(item.substr(0, colon));
+    if (!size || *size == 0) {
+      return Error{fmt::format("zone set '{}': '{}' is not a zone size", one_line(item, 40),
+                               one_line(item.substr(0, colon), 40))};
+    }
+    auto count = parse_count(item.substr(colon + 1));
+    if (!count) {
+      return Error{fmt::format("zone set '{}': '{}' is not a zone count", one_line(item, 40),
+                               one_line(item.substr(colon + 1), 40))};
+    }
+    if (*count == 0 || *count > kU32) {
+      return Error{fmt::format("zone set '{}': the count must be 1 to {}", one_line(item, 40),
+                               kU32)};
+    }
+    if (sets.size() == kMaxZoneSets) {
+      return Error{fmt::format("more than {} zone sets", kMaxZoneSets)};
+    }
+    sets.push_back({*size, *count});
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return sets;
+}
+
+std::string zone_format_text(const std::vector<ZoneFormatEntry>& sets) {
+  std::string text;
+  for (const auto& set : sets) {
+    text += fmt::format("{}{}:{}", text.empty() ? "" : ",", format_size(set.zone_bytes), set.count);
+  }
+  return text;
 }
 
 std::vector<std::string> preset_names() {

@@ -149,7 +149,7 @@ TEST(Config, TheContractKeysExist) {
 
 TEST(Config, EveryKeyHasAKindAndADescription) {
   const std::set<std::string> kinds = {"count", "size",   "time", "rate",
-                                       "bool",  "choice", "text", "percent"};
+                                       "bool",  "choice", "text", "percent", "zone-format"};
   std::set<std::string> names;
   for (const ConfigKeyInfo& key : config_keys()) {
     SCOPED_TRACE(key.name);

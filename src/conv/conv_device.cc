@@ -58,6 +58,7 @@ ConvDevice::ConvDevice(const Config& config, uint64_t zone_capacity_lbas, Simula
   info_.zone_capacity_lbas = zone_capacity_lbas;
   info_.zone_count = static_cast<uint32_t>(zones);
   info_.capacity_lbas = zones * zone_capacity_lbas;
+  info_.zone_sets = uniform_zone_sets(zone_capacity_lbas, zone_capacity_lbas, info_.zone_count);
   info_.zasl_lbas = 0;  // no Zone Append
   wp_.assign(zones, 0);
 }

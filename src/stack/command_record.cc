@@ -1,6 +1,7 @@
 // See command_record.h. Layout (little-endian):
 //   kind u8 = 1 | opcode u8 | action u8 | select_all u8 | stream u16 | slba u64 | nlb u32
 //   kind u8 = 2 | zone u32 | state u8
+//   kind u8 = 3 | die u32
 #include "stack/command_record.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@ namespace {
 
 constexpr uint64_t kCommandRecordBytes = 18;
 constexpr uint64_t kInjectRecordBytes = 6;
+constexpr uint64_t kFailDieRecordBytes = 5;
 
 }  // namespace
 
@@ -35,6 +37,13 @@ CommandRecord CommandRecord::injected(uint32_t zone, ZoneState state) {
   return r;
 }
 
+CommandRecord CommandRecord::die_failed(uint32_t die) {
+  CommandRecord r;
+  r.kind = Kind::kFailDie;
+  r.zone = die;
+  return r;
+}
+
 Command CommandRecord::command() const {
   Command c;
   c.opcode = opcode;
@@ -53,6 +62,10 @@ std::vector<uint8_t> encode_command_record(const CommandRecord& r) {
   if (r.kind == CommandRecord::Kind::kInject) {
     writer.u32(r.zone);
     writer.u8(static_cast<uint8_t>(r.state));
+    return bytes;
+  }
+  if (r.kind == CommandRecord::Kind::kFailDie) {
+    writer.u32(r.zone);
     return bytes;
   }
   writer.u8(static_cast<uint8_t>(r.opcode));
@@ -81,6 +94,14 @@ Result<CommandRecord> decode_command_record(const std::vector<uint8_t>& bytes) {
       return Error{fmt::format("an inject record of zone state {}", state)};
     }
     r.state = static_cast<ZoneState>(state);
+    return r;
+  }
+  if (kind == static_cast<uint8_t>(CommandRecord::Kind::kFailDie)) {
+    if (bytes.size() != kFailDieRecordBytes) {
+      return Error{fmt::format("a die-failure record of {} bytes", bytes.size())};
+    }
+    r.kind = CommandRecord::Kind::kFailDie;
+    r.zone = reader.u32();
     return r;
   }
   if (kind != static_cast<uint8_t>(CommandRecord::Kind::kCommand)) {

@@ -13,7 +13,7 @@
 namespace zonelab {
 
 struct CommandRecord {
-  enum class Kind : uint8_t { kCommand = 1, kInject = 2 };
+  enum class Kind : uint8_t { kCommand = 1, kInject = 2, kFailDie = 3 };
   Kind kind = Kind::kCommand;
   // kCommand: what the host asked (data is in the image's data region).
   Opcode opcode = Opcode::kWrite;
@@ -22,12 +22,13 @@ struct CommandRecord {
   uint16_t stream = 0;
   uint64_t slba = 0;
   uint32_t nlb = 0;
-  // kInject.
+  // kInject (and kFailDie: the die, channel x dies_per_channel + way).
   uint32_t zone = 0;
   ZoneState state = ZoneState::kEmpty;
 
   static CommandRecord of(const Command& command);
   static CommandRecord injected(uint32_t zone, ZoneState state);
+  static CommandRecord die_failed(uint32_t die);
   // A command to submit again (no data, no sink).
   Command command() const;
 

@@ -249,7 +249,7 @@ Outcome Stack::attach_image() {
   }
   const DeviceInfo& info = device_->info();
   uint64_t data_bytes_expected =
-      device_->config().store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
+      device_->config().store.backing == "file" ? info.backing_lbas() * info.lba_size_bytes : 0;
   if (image_->data_bytes() != data_bytes_expected) {
     return Error{fmt::format(
         "corrupt image: its header gives a data region of {} bytes; its configuration ({} "
@@ -260,6 +260,7 @@ Outcome Stack::attach_image() {
   if (!image_->fallback_note().empty()) notes_.push_back(image_->fallback_note());
   Outcome replayed = replay_journal();
   if (!replayed) return replayed;
+  device_->recovered();
   if (image_->read_only()) return {};
   // An image made before journals existed gets one; one that was replayed
   // is saved, so the journal starts empty again.
@@ -283,6 +284,18 @@ Outcome Stack::replay_journal() {
     if (!record) {
       outcome = Error{fmt::format("corrupt image: journal record {}: {}", i, record.error())};
       break;
+    }
+    if (record->kind == CommandRecord::Kind::kFailDie) {
+      const FlashConfig& f = device_->config().flash;
+      uint64_t dies = f.channels * f.dies_per_channel;
+      Outcome failed =
+          record->zone < dies
+              ? device_->inject_die(static_cast<uint32_t>(record->zone / f.dies_per_channel),
+                                    static_cast<uint32_t>(record->zone % f.dies_per_channel))
+              : Outcome(Error{fmt::format("die {} of {}", record->zone, dies)});
+      if (!failed)
+        outcome = Error{fmt::format("corrupt image: journal record {}: {}", i, failed.error())};
+      continue;
     }
     if (record->kind == CommandRecord::Kind::kInject) {
       Outcome injected = device_->inject_zone(record->zone, record->state);
@@ -384,7 +397,7 @@ Result<CreatedImage> Stack::create_image(const std::string& path, Config config,
   (*device)->export_state(state);
   const DeviceInfo& info = (*device)->info();
   uint64_t data_bytes =
-      config.store.backing == "file" ? info.capacity_lbas * info.lba_size_bytes : 0;
+      config.store.backing == "file" ? info.backing_lbas() * info.lba_size_bytes : 0;
   auto created = Image::create(path, state, data_bytes, force);
   if (!created) return Error{created.error()};
   return CreatedImage{info, config.store.backing};
@@ -436,6 +449,17 @@ void Stack::reset_stats() {
   } else {
     device_->reset_stats();
   }
+}
+
+Outcome Stack::inject_die(uint32_t channel, uint32_t way) {
+  Outcome outcome;
+  auto inject = [&] { outcome = device_->inject_die(channel, way); };
+  if (realtime_ != nullptr) {
+    realtime_->with_device(inject);
+  } else {
+    inject();
+  }
+  return outcome;
 }
 
 Outcome Stack::inject_zone(uint32_t zone, ZoneState state) {

@@ -3,6 +3,7 @@
 #include "store/backing.h"
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "zonelab/assert.h"
@@ -25,59 +26,86 @@ class NoneBacking final : public Backing {
 
 class MemoryBacking final : public Backing {
  public:
-  MemoryBacking(uint64_t lba_size, uint64_t zone_size_lbas, uint64_t zone_capacity_lbas,
-                uint32_t zone_count)
+  MemoryBacking(uint64_t lba_size, std::vector<ZoneSetInfo> sets, uint64_t extra_lbas,
+                uint64_t extra_unit_lbas)
       : lba_size_(lba_size),
-        zone_size_lbas_(zone_size_lbas),
-        zone_capacity_lbas_(zone_capacity_lbas),
-        zones_(zone_count) {}
+        sets_(std::move(sets)),
+        zone_count_(sets_.back().first_zone + sets_.back().zone_count),
+        capacity_lbas_(sets_.back().first_lba +
+                       sets_.back().zone_size_lbas * sets_.back().zone_count),
+        extra_unit_lbas_(extra_unit_lbas == 0 ? 1 : extra_unit_lbas),
+        zones_(zone_count_),
+        extra_((extra_lbas + extra_unit_lbas_ - 1) / extra_unit_lbas_) {}
 
   bool stores_data() const override { return true; }
 
   bool write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
-    std::vector<uint8_t>& zone = zone_for(lba);
-    uint8_t* dst = zone.data() + offset_bytes(lba);
+    auto [buffer, offset] = locate(lba, true);
     size_t bytes = nlb * lba_size_;
-    ZL_ASSERT(offset_bytes(lba) + bytes <= zone.size());
+    ZL_ASSERT(offset + bytes <= buffer->size());
     if (data != nullptr) {
-      std::memcpy(dst, data, bytes);
+      std::memcpy(buffer->data() + offset, data, bytes);
     } else {
-      std::memset(dst, 0, bytes);
+      std::memset(buffer->data() + offset, 0, bytes);
     }
     return true;
   }
 
   bool read(uint64_t lba, uint32_t nlb, uint8_t* out) override {
     size_t bytes = nlb * lba_size_;
-    const std::vector<uint8_t>& zone = zones_[lba / zone_size_lbas_];
-    if (zone.empty()) {
+    auto [buffer, offset] = locate(lba, false);
+    if (buffer->empty()) {
       std::memset(out, 0, bytes);
       return true;
     }
-    ZL_ASSERT(offset_bytes(lba) + bytes <= zone.size());
-    std::memcpy(out, zone.data() + offset_bytes(lba), bytes);
+    ZL_ASSERT(offset + bytes <= buffer->size());
+    std::memcpy(out, buffer->data() + offset, bytes);
     return true;
   }
 
   void discard(uint64_t lba, uint64_t nlb) override {
-    // Discards always cover whole zones in the ZNS device.
-    for (uint64_t z = lba / zone_size_lbas_; z * zone_size_lbas_ < lba + nlb; ++z) {
-      std::vector<uint8_t>().swap(zones_[z]);
+    // Discards cover whole zones, or whole units of the region after them.
+    for (uint64_t at = lba; at < lba + nlb;) {
+      if (at >= capacity_lbas_) {
+        uint64_t unit = (at - capacity_lbas_) / extra_unit_lbas_;
+        if (unit >= extra_.size()) return;
+        std::vector<uint8_t>().swap(extra_[unit]);
+        at = capacity_lbas_ + (unit + 1) * extra_unit_lbas_;
+        continue;
+      }
+      const ZoneSetInfo& set = sets_[zone_set_of_lba(sets_, at)];
+      uint64_t index = (at - set.first_lba) / set.zone_size_lbas;
+      std::vector<uint8_t>().swap(zones_[set.first_zone + index]);
+      at = set.first_lba + (index + 1) * set.zone_size_lbas;
     }
   }
 
  private:
-  std::vector<uint8_t>& zone_for(uint64_t lba) {
-    std::vector<uint8_t>& zone = zones_[lba / zone_size_lbas_];
-    if (zone.empty()) zone.assign(zone_capacity_lbas_ * lba_size_, 0);
-    return zone;
+  // The buffer holding `lba` and the byte offset in it; allocated when
+  // `allocate` (a zone's capacity, or one unit of the region after the
+  // zones).
+  std::pair<std::vector<uint8_t>*, size_t> locate(uint64_t lba, bool allocate) {
+    if (lba >= capacity_lbas_) {
+      uint64_t unit = (lba - capacity_lbas_) / extra_unit_lbas_;
+      ZL_ASSERT(unit < extra_.size());
+      std::vector<uint8_t>& buffer = extra_[unit];
+      if (allocate && buffer.empty()) buffer.assign(extra_unit_lbas_ * lba_size_, 0);
+      return {&buffer, ((lba - capacity_lbas_) % extra_unit_lbas_) * lba_size_};
+    }
+    const ZoneSetInfo& set = sets_[sets_.size() == 1 ? 0 : zone_set_of_lba(sets_, lba)];
+    uint64_t index = (lba - set.first_lba) / set.zone_size_lbas;
+    std::vector<uint8_t>& buffer = zones_[set.first_zone + index];
+    if (allocate && buffer.empty()) buffer.assign(set.zone_capacity_lbas * lba_size_, 0);
+    return {&buffer, ((lba - set.first_lba) % set.zone_size_lbas) * lba_size_};
   }
-  size_t offset_bytes(uint64_t lba) const { return (lba % zone_size_lbas_) * lba_size_; }
 
   uint64_t lba_size_;
-  uint64_t zone_size_lbas_;
-  uint64_t zone_capacity_lbas_;
+  std::vector<ZoneSetInfo> sets_;
+  uint32_t zone_count_;
+  uint64_t capacity_lbas_;
+  uint64_t extra_unit_lbas_;
   std::vector<std::vector<uint8_t>> zones_;
+  std::vector<std::vector<uint8_t>> extra_;
 };
 
 }  // namespace
@@ -86,8 +114,16 @@ std::unique_ptr<Backing> make_none_backing() { return std::make_unique<NoneBacki
 
 std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, uint64_t zone_size_lbas,
                                              uint64_t zone_capacity_lbas, uint32_t zone_count) {
-  return std::make_unique<MemoryBacking>(lba_size_bytes, zone_size_lbas, zone_capacity_lbas,
-                                         zone_count);
+  return make_memory_backing(lba_size_bytes,
+                             uniform_zone_sets(zone_size_lbas, zone_capacity_lbas, zone_count));
+}
+
+std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes,
+                                             std::vector<ZoneSetInfo> sets, uint64_t extra_lbas,
+                                             uint64_t extra_unit_lbas) {
+  ZL_ASSERT(!sets.empty());
+  return std::make_unique<MemoryBacking>(lba_size_bytes, std::move(sets), extra_lbas,
+                                         extra_unit_lbas);
 }
 
 }  // namespace zonelab

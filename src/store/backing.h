@@ -7,6 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
+
+#include "zonelab/device.h"
 
 namespace zonelab {
 
@@ -34,5 +37,12 @@ std::unique_ptr<Backing> make_none_backing();
 // when the zone is discarded.
 std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, uint64_t zone_size_lbas,
                                              uint64_t zone_capacity_lbas, uint32_t zone_count);
+// Zones of several sizes (`sets`, in LBA order), and `extra_lbas` after
+// the zones (a FlexZNS device's parity pages), allocated `extra_unit_lbas`
+// at a time.
+std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes,
+                                             std::vector<ZoneSetInfo> sets,
+                                             uint64_t extra_lbas = 0,
+                                             uint64_t extra_unit_lbas = 0);
 
 }  // namespace zonelab

@@ -8,11 +8,10 @@
 namespace zonelab {
 
 BlockMap::BlockMap(const ZoneLayout& layout, bool lazy)
-    : lazy_(lazy),
-      groups_(layout.groups()),
-      pages_per_zone_(layout.pages_per_zone()),
+    : lazy_(lazy || layout.flex()),
+      layout_(&layout),
       slot_of_zone_(layout.zone_count(), kUnmapped),
-      slots_(lazy ? layout.max_zones() : layout.zone_count()) {
+      slots_(layout.slot_count(lazy_)) {
   if (!lazy_) {
     for (uint32_t zone = 0; zone < layout.zone_count(); ++zone) slot_of_zone_[zone] = zone;
     return;
@@ -21,13 +20,13 @@ BlockMap::BlockMap(const ZoneLayout& layout, bool lazy)
 }
 
 void BlockMap::rebuild_free() {
-  free_.assign(groups_, {});
+  free_.assign(layout_->group_count(), {});
   std::vector<bool> taken(slots_.size(), false);
   for (uint32_t slot : slot_of_zone_) {
     if (slot != kUnmapped) taken[slot] = true;
   }
   for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
-    if (!taken[slot]) free_[slot % groups_].insert(free_key(slot));
+    if (!taken[slot]) free_[layout_->group_of_slot(slot)].insert(free_key(slot));
   }
 }
 
@@ -50,15 +49,33 @@ uint32_t BlockMap::free_slots() const {
   return static_cast<uint32_t>(count);
 }
 
-uint32_t BlockMap::map(uint32_t zone) {
+uint32_t BlockMap::map(uint32_t zone, const std::function<uint64_t(uint32_t slot)>& cost) {
   ZL_ASSERT(lazy_ && slot_of_zone_[zone] == kUnmapped);
   // A group has as many slots as zones at least, so one is always free.
-  auto& pool = free_[zone % groups_];
+  auto& pool = free_[layout_->group_of_zone(zone)];
   ZL_ASSERT(!pool.empty());
-  uint32_t slot = std::get<2>(*pool.begin());
-  pool.erase(pool.begin());
+  auto chosen = pool.begin();
+  if (cost) {
+    uint64_t best = UINT64_MAX;
+    for (auto it = pool.begin(); it != pool.end(); ++it) {
+      uint64_t c = cost(std::get<2>(*it));
+      if (c < best) {
+        best = c;
+        chosen = it;
+      }
+    }
+  }
+  uint32_t slot = std::get<2>(*chosen);
+  pool.erase(chosen);
   slot_of_zone_[zone] = slot;
   return slot;
+}
+
+std::vector<uint32_t> BlockMap::free_slots_of(uint32_t zone) const {
+  std::vector<uint32_t> out;
+  if (!lazy_) return out;
+  for (const FreeKey& key : free_[layout_->group_of_zone(zone)]) out.push_back(std::get<2>(key));
+  return out;
 }
 
 void BlockMap::unmap(uint32_t zone) {
@@ -67,7 +84,7 @@ void BlockMap::unmap(uint32_t zone) {
   if (slot == kUnmapped) return;
   slot_of_zone_[zone] = kUnmapped;
   slots_[slot].released_seq = next_released_seq_++;
-  free_[slot % groups_].insert(free_key(slot));
+  free_[layout_->group_of_slot(slot)].insert(free_key(slot));
 }
 
 Outcome BlockMap::restore(const std::vector<uint32_t>& slot_of_zone, const std::vector<Slot>& slots,
@@ -81,16 +98,17 @@ Outcome BlockMap::restore(const std::vector<uint32_t>& slot_of_zone, const std::
   std::vector<bool> taken(slots.size(), false);
   for (uint32_t zone = 0; zone < slot_of_zone.size(); ++zone) {
     uint32_t slot = slot_of_zone[zone];
-    bool fits = lazy_
-                    ? slot == kUnmapped || (slot < slots.size() && slot % groups_ == zone % groups_)
-                    : slot == zone;
+    bool fits = lazy_ ? slot == kUnmapped ||
+                            (slot < slots.size() &&
+                             layout_->group_of_slot(slot) == layout_->group_of_zone(zone))
+                      : slot == zone;
     if (!fits || (slot != kUnmapped && taken[slot])) {
       return Error{fmt::format("corrupt image: zone {} maps to an impossible physical zone", zone)};
     }
     if (slot != kUnmapped) taken[slot] = true;
   }
   for (uint32_t slot = 0; slot < slots.size(); ++slot) {
-    if (slots[slot].stale_pages > pages_per_zone_ ||
+    if (slots[slot].stale_pages > layout_->slot_pages(slot) ||
         slots[slot].released_seq >= next_released_seq) {
       return Error{fmt::format("corrupt image: physical zone {} has an impossible state", slot)};
     }

@@ -13,6 +13,10 @@
 // only its blocks change: one holding no old data if there is any, else the
 // one given back longest ago (oldest first spreads the wear).
 //
+// Under FlexZNS (zone_layout.h) the slots are the format's FBGs, a zone
+// takes a free FBG of its own zone set, always at its first write, and the
+// device picks which by a cost (the least-loaded dies, seed 001 §III-C).
+//
 // Each slot remembers how many of its pages still hold old data that must
 // be erased before they are programmed again (`stale_pages`, counted in
 // zone page order; pages are written in that order, so they are the slot's
@@ -20,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -50,8 +55,12 @@ class BlockMap {
   uint32_t clean_free_slots() const;
   uint64_t next_released_seq() const { return next_released_seq_; }
 
-  // Lazy mapping: gives an unmapped zone a free slot of its group.
-  uint32_t map(uint32_t zone);
+  // Lazy mapping: gives an unmapped zone a free slot of its group -- the
+  // first in the pool's order, or with `cost`, the cheapest (ties: the
+  // pool's order).
+  uint32_t map(uint32_t zone, const std::function<uint64_t(uint32_t slot)>& cost = {});
+  // Free slots of a zone's group, in the order they would be taken.
+  std::vector<uint32_t> free_slots_of(uint32_t zone) const;
   // Lazy mapping: the zone's slot goes back to the free pool (a zone without
   // one keeps none). Set the slot's stale pages before.
   void unmap(uint32_t zone);
@@ -73,8 +82,7 @@ class BlockMap {
   void rebuild_free();
 
   bool lazy_;
-  uint32_t groups_;
-  uint32_t pages_per_zone_;
+  const ZoneLayout* layout_;
   std::vector<uint32_t> slot_of_zone_;
   std::vector<Slot> slots_;
   std::vector<std::set<FreeKey>> free_;  // per group; lazy only

@@ -40,20 +40,35 @@ uint64_t ZnsDevice::release_blocks(Command& command, uint32_t zone, uint32_t pro
   return done;
 }
 
-uint32_t ZnsDevice::dirty_blocks(uint32_t unit, uint32_t pages) const {
-  if (full_erase_) return layout_.blocks_per_zone_unit();
+uint32_t ZnsDevice::dirty_blocks(uint32_t slot, uint32_t unit, uint32_t pages) const {
+  if (full_erase_) return layout_.slot_blocks_per_unit(slot);
   auto ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
-  return (layout_.unit_pages(unit, pages) + ppb - 1) / ppb;
+  return (layout_.unit_pages(slot, unit, pages) + ppb - 1) / ppb;
 }
 
 uint64_t ZnsDevice::erase_slot(uint32_t slot, uint32_t pages, uint64_t ready_ns) {
   uint64_t done = ready_ns;
   uint32_t first = layout_.first_block(slot);
-  for (uint32_t unit = 0; unit < layout_.units_per_zone(); ++unit) {
+  for (uint32_t unit = 0; unit < layout_.slot_units(slot); ++unit) {
     uint32_t plane = layout_.unit_plane(slot, unit);
-    uint32_t blocks = dirty_blocks(unit, pages);
+    uint32_t blocks = dirty_blocks(slot, unit, pages);
     for (uint32_t b = 0; b < blocks; ++b) {
       done = std::max(done, flash_.erase(plane, first + b, ready_ns, FlashCause::kReset));
+    }
+  }
+  return std::max(done, erase_parity(slot, pages, ready_ns));
+}
+
+// The parity chunk(s) of an FBG are its own (mapped at format time), so
+// they are erased with it: one block in each plane of each copy.
+uint64_t ZnsDevice::erase_parity(uint32_t slot, uint32_t pages, uint64_t ready_ns) {
+  if (layout_.parity() == ParityPlacement::kNone || (pages == 0 && !full_erase_)) return ready_ns;
+  uint64_t done = ready_ns;
+  const FlexSlot& s = layout_.flex_slot(slot);
+  for (uint32_t copy = 0; copy < s.parity.size(); ++copy) {
+    for (uint32_t plane = 0; plane < config_.flash.planes_per_die; ++plane) {
+      FlashPage at = layout_.parity_page(slot, copy, plane);
+      done = std::max(done, flash_.erase(at.plane, at.block, ready_ns, FlashCause::kReset));
     }
   }
   return done;
@@ -105,7 +120,7 @@ void ZnsDevice::job_step(uint32_t index, uint64_t ready_ns) {
 // complete.
 uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   uint64_t chunk = config_.zns.finish_granularity_bytes / layout_.lba_size_bytes();
-  j.cursor_lbas = std::min(layout_.zone_capacity_lbas(), j.cursor_lbas + chunk);
+  j.cursor_lbas = std::min(layout_.zone_capacity_lbas(j.zone), j.cursor_lbas + chunk);
   auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
   return program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish);
 }
@@ -114,19 +129,20 @@ uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
 uint64_t ZnsDevice::erase_step(Job& j, uint64_t ready_ns) {
   uint64_t done = ready_ns;
   uint32_t block = layout_.first_block(j.slot) + j.next_block;
-  for (uint32_t unit = 0; unit < layout_.units_per_zone(); ++unit) {
-    if (j.next_block < dirty_blocks(unit, j.pages)) {
+  for (uint32_t unit = 0; unit < layout_.slot_units(j.slot); ++unit) {
+    if (j.next_block < dirty_blocks(j.slot, unit, j.pages)) {
       done = std::max(done, flash_.erase(layout_.unit_plane(j.slot, unit), block, ready_ns,
                                          FlashCause::kReset));
     }
   }
+  if (j.next_block == 0) done = std::max(done, erase_parity(j.slot, j.pages, ready_ns));
   ++j.next_block;
   return done;
 }
 
 bool ZnsDevice::job_done(const Job& j) const {
-  if (j.kind == Job::Kind::kFill) return j.cursor_lbas == layout_.zone_capacity_lbas();
-  return j.next_block >= dirty_blocks(0, j.pages);  // unit 0 holds the most pages
+  if (j.kind == Job::Kind::kFill) return j.cursor_lbas == layout_.zone_capacity_lbas(j.zone);
+  return j.next_block >= dirty_blocks(j.slot, 0, j.pages);  // unit 0 holds the most pages
 }
 
 void ZnsDevice::end_job(uint32_t index, uint64_t done_ns) {

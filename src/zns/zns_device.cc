@@ -19,8 +19,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       sim_(sim),
       backing_(std::move(backing)),
       flash_(config.flash),
-      table_(layout.zone_count(), layout.zone_capacity_lbas(), layout.max_open(),
-             layout.max_active()),
+      table_(layout.sets(), layout.max_open(), layout.max_active()),
       queue_(config.host.queue_depth),
       map_(layout, config.zns.mapping_blocks == "lazy"),
       async_reset_(config.zns.reset_mode == "async"),
@@ -36,6 +35,9 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
   info_.max_open = table_.max_open();
   info_.max_active = table_.max_active();
   info_.zasl_lbas = layout_.zasl_lbas();
+  info_.zone_sets = layout_.sets();
+  info_.stored_lbas = layout_.backing_lbas();
+  failed_.assign(flash_.dies(), 0);
   fill_job_of_zone_.assign(layout_.zone_count(), -1);
   erase_job_of_slot_.assign(map_.slot_count(), -1);
 }
@@ -45,10 +47,10 @@ ZoneDescriptor ZnsDevice::zone(uint32_t index) const {
   ZoneDescriptor d;
   d.zone = index;
   d.start_lba = layout_.zone_start_lba(index);
-  d.capacity_lbas = layout_.zone_capacity_lbas();
+  d.capacity_lbas = layout_.zone_capacity_lbas(index);
   d.state = z.state;
-  d.wp_lba =
-      z.state == ZoneState::kFull ? d.start_lba + layout_.zone_size_lbas() : d.start_lba + z.wp;
+  d.wp_lba = z.state == ZoneState::kFull ? d.start_lba + layout_.zone_size_lbas(index)
+                                         : d.start_lba + z.wp;
   return d;
 }
 
@@ -138,7 +140,12 @@ void ZnsDevice::discard_released() {
   // be, the data stays (above a write pointer nothing reads).
   if (log_destroying()) {
     for (uint32_t zone : released_) {
-      backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas());
+      backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas(zone));
+      uint32_t slot = map_.slot_of(zone);
+      if (parity_stored() && slot != BlockMap::kUnmapped) {
+        backing_->discard(parity_lba(slot, 0),
+                          uint64_t{layout_.stripes_of_slot(slot)} * layout_.lbas_per_page());
+      }
     }
   }
   released_.clear();
@@ -172,6 +179,14 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   if (c.status != Status::kSuccess) return t0;
 
   uint64_t erased = table_.zone(zone).data_end == 0 ? prepare_first_write(zone, t0) : t0;
+  // The parity of the stripes the data falls in; a parity buffer that could
+  // not be stored fails the write (the tail's parity is recomputed first by
+  // the zone's next write).
+  if (parity_stored() && !update_parity(zone, offset, c.nlb, c.data)) {
+    (void)recompute_tail_parity(zone);
+    c.status = Status::kWriteFault;
+    return t0;
+  }
   table_.advance(zone, c.nlb);
   if (append) c.result_lba = lba;
   uint64_t bytes = c.nlb * layout_.lba_size_bytes();
@@ -192,27 +207,83 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
   // With erase_on = block, old data in a block is erased when the zone
   // programs the block's first page (seed 003 4.3).
   uint32_t stale = erase_on_block_ ? map_.slot(slot).stale_pages : 0;
-  uint32_t units = layout_.units_per_zone();
+  uint32_t units = layout_.slot_units(slot);
   auto ppb = static_cast<uint32_t>(config_.flash.pages_per_block);
+  const bool parity = layout_.parity() != ParityPlacement::kNone;
+  const uint32_t stripe_pages = parity ? layout_.flex_slot(slot).data_dies : 0;
+  const auto ppd = static_cast<uint32_t>(config_.flash.planes_per_die);
   uint64_t done = ready_ns;
   for (uint32_t page = z.pages_programmed; page < end; ++page) {
     uint32_t unit = page % units;
     uint32_t plane = layout_.unit_plane(slot, unit);
     uint64_t ready = ready_ns;
     uint32_t unit_page = page / units;
-    if (stale != 0 && unit_page % ppb == 0 && unit_page / ppb < dirty_blocks(unit, stale)) {
+    if (stale != 0 && unit_page % ppb == 0 && unit_page / ppb < dirty_blocks(slot, unit, stale)) {
       ready = flash_.erase(plane, layout_.first_block(slot) + unit_page / ppb, ready_ns,
                            FlashCause::kReset);
     }
-    done = std::max(done, flash_.program(plane, ready, cause));
+    // A failed die takes no program: its page is lost, and rebuilt from
+    // the stripe when read.
+    if (failed_count_ == 0 || failed_[plane / ppd] == 0) {
+      done = std::max(done, flash_.program(plane, ready, cause));
+    }
+    // The page that completes a stripe lets its parity go to flash. The
+    // write does not wait for it: until then the parity is in the
+    // controller's power-loss-protected buffer.
+    if (parity && (page + 1) % stripe_pages == 0) {
+      program_parity(slot, page / stripe_pages, ready_ns, FlashCause::kParity);
+    }
   }
   z.pages_programmed = end;
   return done;
 }
 
+uint64_t ZnsDevice::program_parity(uint32_t slot, uint32_t stripe, uint64_t ready_ns,
+                                   FlashCause cause) {
+  uint64_t done = ready_ns;
+  const FlexSlot& s = layout_.flex_slot(slot);
+  const auto ppd = static_cast<uint32_t>(config_.flash.planes_per_die);
+  for (uint32_t copy = 0; copy < s.parity.size(); ++copy) {
+    FlashPage at = layout_.parity_page(slot, copy, stripe);
+    if (failed_count_ != 0 && failed_[at.plane / ppd] != 0) continue;
+    done = std::max(done, flash_.program(at.plane, ready_ns, cause));
+    ++parity_counters_.stripes_programmed;
+  }
+  return done;
+}
+
+uint64_t ZnsDevice::die_cost(uint32_t slot, const std::vector<uint32_t>& load) const {
+  // The least-loaded dies (seed 001 §III-C): the FBG whose dies hold the
+  // fewest open FBGs; an FBG on a failed die only when no other is free.
+  const FlexSlot& s = layout_.flex_slot(slot);
+  uint64_t cost = 0;
+  for (uint32_t d = s.first_die; d < s.first_die + s.dies; ++d) {
+    uint32_t flat = layout_.flex_die(d);
+    cost += load[d] + (failed_[flat] != 0 ? (uint64_t{1} << 40) : 0);
+  }
+  return cost;
+}
+
 uint64_t ZnsDevice::prepare_first_write(uint32_t zone, uint64_t ready_ns) {
   uint32_t slot = map_.slot_of(zone);
-  if (slot == BlockMap::kUnmapped) slot = map_.map(zone);
+  if (slot == BlockMap::kUnmapped) {
+    if (layout_.flex()) {
+      // Open FBGs on each die: those of the other active zones.
+      std::vector<uint32_t> load(flash_.dies(), 0);
+      for (uint32_t other = 0; other < layout_.zone_count(); ++other) {
+        uint32_t taken = map_.slot_of(other);
+        if (other == zone || taken == BlockMap::kUnmapped ||
+            !zone_is_active(table_.zone(other).state)) {
+          continue;
+        }
+        const FlexSlot& s = layout_.flex_slot(taken);
+        for (uint32_t d = s.first_die; d < s.first_die + s.dies; ++d) ++load[d];
+      }
+      slot = map_.map(zone, [&](uint32_t candidate) { return die_cost(candidate, load); });
+    } else {
+      slot = map_.map(zone);
+    }
+  }
   complete_erase(slot);
   Slot& s = map_.mutable_slot(slot);
   if (s.stale_pages == 0 || erase_on_block_) return ready_ns;
@@ -233,7 +304,7 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
     c.status = Status::kZoneIsOffline;
     return t0;
   }
-  if (offset + c.nlb > layout_.zone_size_lbas()) {
+  if (offset + c.nlb > layout_.zone_size_lbas(zone)) {
     c.status = Status::kZoneBoundaryError;  // reads do not cross zones
     return t0;
   }
@@ -254,12 +325,26 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
   }
   uint64_t done = t0;
   uint64_t lpp = layout_.lbas_per_page();
+  const auto ppd = static_cast<uint32_t>(config_.flash.planes_per_die);
   for (uint64_t lba = offset; lba < data_end;) {
     auto page = static_cast<uint32_t>(lba / lpp);
     uint64_t page_end = std::min<uint64_t>((page + 1) * lpp, data_end);
     if (page < z.pages_programmed) {
-      uint32_t plane = layout_.unit_plane(map_.slot_of(zone), page % layout_.units_per_zone());
-      done = std::max(done, flash_.read(plane, t0, (page_end - lba) * lba_bytes));
+      uint32_t slot = map_.slot_of(zone);
+      uint32_t plane = layout_.unit_plane(slot, page % layout_.slot_units(slot));
+      if (failed_count_ != 0 && failed_[plane / ppd] != 0) {
+        // The die is gone: the page comes back from its stripe, or the
+        // read fails (never wrong data).
+        uint8_t* out = c.data != nullptr ? c.data + (lba - offset) * lba_bytes : nullptr;
+        if (!rebuild(zone, page, lba - uint64_t{page} * lpp, page_end - uint64_t{page} * lpp, out,
+                     t0, done)) {
+          ++parity_counters_.unrecoverable_reads;
+          c.status = Status::kUnrecoveredReadError;
+          return t0;
+        }
+      } else {
+        done = std::max(done, flash_.read(plane, t0, (page_end - lba) * lba_bytes));
+      }
     }
     lba = page_end;
   }
@@ -334,7 +419,16 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       // No fill: only the page buffer's partial page is padded and programmed.
       uint64_t lpp = layout_.lbas_per_page();
       auto padded_pages = static_cast<uint32_t>((z.data_end + lpp - 1) / lpp);
-      return program_pages(zone, padded_pages, t0, FlashCause::kFinish);
+      uint64_t done = program_pages(zone, padded_pages, t0, FlashCause::kFinish);
+      // A partly written last stripe: its parity leaves the buffer now.
+      if (layout_.parity() != ParityPlacement::kNone && padded_pages != 0) {
+        uint32_t slot = map_.slot_of(zone);
+        uint32_t stripe_pages = layout_.flex_slot(slot).data_dies;
+        if (padded_pages % stripe_pages != 0) {
+          program_parity(slot, padded_pages / stripe_pages, t0, FlashCause::kParity);
+        }
+      }
+      return done;
     }
     case ZoneAction::kReset: {
       bool was_empty = z.state == ZoneState::kEmpty;
@@ -387,6 +481,48 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
                       {"free_physical_zones", map_.free_slots()},
                       {"clean_free_physical_zones", map_.clean_free_slots()},
                       {"stale_pages", stale_pages}};
+  const FlashConfig& f = config_.flash;
+  nlohmann::ordered_json failed = nlohmann::ordered_json::array();
+  for (uint32_t die = 0; die < failed_.size(); ++die) {
+    if (failed_[die] != 0) {
+      failed.push_back(fmt::format("{}:{}", die / f.dies_per_channel, die % f.dies_per_channel));
+    }
+  }
+  out["failed_dies"] = std::move(failed);
+  if (!layout_.flex()) return;
+  const FlexLayout& plan = *layout_.flex_layout();
+  const uint64_t lba = layout_.lba_size_bytes();
+  nlohmann::ordered_json sets = nlohmann::ordered_json::array();
+  for (uint32_t i = 0; i < layout_.sets().size(); ++i) {
+    const ZoneSetInfo& set = layout_.sets()[i];
+    const ZoneSetLayout& planned = plan.sets[i];
+    sets.push_back({{"set", i},
+                    {"zone_size_bytes", set.zone_size_lbas * lba},
+                    {"zone_capacity_bytes", set.zone_capacity_lbas * lba},
+                    {"zone_count", set.zone_count},
+                    {"first_zone", set.first_zone},
+                    {"first_lba", set.first_lba},
+                    {"dies_per_zone", planned.dies_per_fbg},
+                    {"first_superblock", planned.first_superblock},
+                    {"superblocks", planned.superblocks},
+                    {"open_blocks_per_zone", layout_.open_blocks_of_set(i)},
+                    {"max_open_by_budget", layout_.budget_zones_of_set(i)}});
+  }
+  const double flash_bytes = static_cast<double>(plan.geometry.flash_bytes());
+  out["flexzns"] = {
+      {"parity", parity_placement_name(plan.placement)},
+      {"chunk_bytes", plan.geometry.chunk_bytes},
+      {"superblocks", plan.geometry.superblocks},
+      {"zone_sets", std::move(sets)},
+      {"data_area_bytes", uint64_t{plan.data_superblocks} * plan.geometry.superblock_bytes()},
+      {"parity_area_bytes", uint64_t{plan.parity_superblocks} * plan.geometry.superblock_bytes()},
+      {"parity_bytes", plan.parity_bytes()},
+      {"parity_percent_of_flash", 100.0 * static_cast<double>(plan.parity_bytes()) / flash_bytes},
+      {"max_open_blocks", config_.zns.max_open_blocks},
+      {"parity_pages_programmed", parity_counters_.stripes_programmed},
+      {"rebuilt_pages", parity_counters_.rebuilt_pages},
+      {"rebuild_reads", parity_counters_.rebuild_reads},
+      {"unrecoverable_reads", parity_counters_.unrecoverable_reads}};
 }
 
 void ZnsDevice::describe_zone(uint32_t zone, nlohmann::ordered_json& out) const {
@@ -394,6 +530,13 @@ void ZnsDevice::describe_zone(uint32_t zone, nlohmann::ordered_json& out) const 
   uint32_t slot = map_.slot_of(zone);
   out["physical_zone"] =
       slot == BlockMap::kUnmapped ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(slot);
+  if (layout_.flex()) {
+    out["zone_set"] = layout_.set_of_zone(zone);
+    if (slot != BlockMap::kUnmapped) {
+      const FlexSlot& s = layout_.flex_slot(slot);
+      out["fbg"] = {{"superblock", s.superblock}, {"first_die", s.first_die}, {"dies", s.dies}};
+    }
+  }
 }
 
 void ZnsDevice::reset_stats() {
@@ -412,8 +555,9 @@ Result<std::unique_ptr<ZnsDevice>> make_zns_device(const Config& config, Simulat
       return Error{"store.backing = \"file\" needs a device image (zonelab create)"};
     }
     if (config.store.backing == "memory") {
-      backing = make_memory_backing(layout->lba_size_bytes(), layout->zone_size_lbas(),
-                                    layout->zone_capacity_lbas(), layout->zone_count());
+      backing = make_memory_backing(layout->lba_size_bytes(), layout->sets(),
+                                    layout->backing_lbas() - layout->capacity_lbas(),
+                                    layout->parity_lbas_per_slot());
     } else {
       backing = make_none_backing();
     }

@@ -48,6 +48,17 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // Test hook: the media fails under a zone (read-only or offline).
   void inject(uint32_t zone, ZoneState state);
   Outcome inject_zone(uint32_t zone, ZoneState state) override;
+  Outcome inject_die(uint32_t channel, uint32_t way) override;
+  void recovered() override;
+  bool die_failed(uint32_t flat_die) const { return failed_[flat_die] != 0; }
+  // Die-level RAID counters (FlexZNS parity).
+  struct ParityCounters {
+    uint64_t stripes_programmed = 0;  // parity pages programmed (each copy counts)
+    uint64_t rebuilt_pages = 0;       // pages of failed dies read back from their stripe
+    uint64_t rebuild_reads = 0;       // flash page reads those rebuilds cost
+    uint64_t unrecoverable_reads = 0; // reads failed: two failures in one stripe
+  };
+  const ParityCounters& parity_counters() const { return parity_counters_; }
   void describe_state(nlohmann::ordered_json& out) const override;
   void describe_run(nlohmann::ordered_json&) const override {}
   void describe_zone(uint32_t zone, nlohmann::ordered_json& out) const override;
@@ -91,10 +102,42 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   uint64_t prepare_first_write(uint32_t zone, uint64_t ready_ns);
   // The physical side of a reset: erase now, later, or step by step.
   uint64_t release_blocks(Command& command, uint32_t zone, uint32_t programmed, uint64_t t0);
-  // Blocks of a unit that hold any of a zone's first `pages` pages (every
-  // block of the unit under zns.reset.erase = full).
-  uint32_t dirty_blocks(uint32_t unit, uint32_t pages) const;
+  // Blocks of a unit of `slot` that hold any of a zone's first `pages`
+  // pages (every block of the unit under zns.reset.erase = full).
+  uint32_t dirty_blocks(uint32_t slot, uint32_t unit, uint32_t pages) const;
   uint64_t erase_slot(uint32_t slot, uint32_t pages, uint64_t ready_ns);
+  uint64_t erase_parity(uint32_t slot, uint32_t pages, uint64_t ready_ns);
+
+  // FlexZNS parity (zone_layout.h). The parity of every stripe is kept,
+  // XOR of its data, as the stripe fills (in the backing, after the
+  // namespace's LBAs: the controller's power-loss-protected parity buffer
+  // for the stripe being filled, the parity chunk for the others); the flash
+  // program is charged when the stripe completes, or when the zone is
+  // finished with the stripe partly written.
+  bool parity_stored() const {
+    return layout_.parity() != ParityPlacement::kNone && backing_->stores_data();
+  }
+  uint64_t parity_lba(uint32_t slot, uint32_t stripe) const {
+    return layout_.capacity_lbas() +
+           (uint64_t{slot} * layout_.stripes_of_slot(slot) + stripe) * layout_.lbas_per_page();
+  }
+  // XORs a write's data (zone-relative LBAs [offset, offset + nlb)) into
+  // its stripes' parity.
+  bool update_parity(uint32_t zone, uint64_t offset, uint32_t nlb, const uint8_t* data);
+  // Recomputes the parity of the zone's last, partly written stripe from
+  // its data, and clears the parity of the stripes after it.
+  bool recompute_tail_parity(uint32_t zone);
+  uint64_t program_parity(uint32_t slot, uint32_t stripe, uint64_t ready_ns, FlashCause cause);
+  // Rebuilds zone page `page` (its LBAs [from, to) relative to the page)
+  // from its stripe into `out` (null: timing only); false when the stripe
+  // lost a second page or its parity.
+  bool rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to, uint8_t* out,
+               uint64_t t0, uint64_t& done);
+  uint32_t flat_die_of_page(uint32_t slot, uint32_t page) const {
+    return layout_.unit_plane(slot, page % layout_.slot_units(slot)) /
+           static_cast<uint32_t>(config_.flash.planes_per_die);
+  }
+  uint64_t die_cost(uint32_t slot, const std::vector<uint32_t>& load) const;
 
   // Device jobs: work a zone management command sets going that proceeds
   // step by step on the flash timelines, and completes the command at its
@@ -163,6 +206,11 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   std::unordered_map<Command*, PendingCommand> pending_;
   std::vector<uint32_t> released_;  // zones whose data goes once recorded
   uint32_t host_io_inflight_ = 0;
+  std::vector<uint8_t> failed_;  // per flat die: 1 when failed
+  uint32_t failed_count_ = 0;
+  ParityCounters parity_counters_;
+  std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> scratch2_;
   uint64_t lifetime_write_bytes_ = 0;
   uint64_t lifetime_read_bytes_ = 0;
   uint64_t lifetime_commands_ = 0;

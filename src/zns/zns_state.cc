@@ -13,6 +13,9 @@ namespace zonelab {
 namespace {
 
 constexpr uint32_t kSectionFtl = 7;  // the conventional device's (refused here)
+// The failed dies (zonelab inject --die): count u32, then each die u32
+// (channel x dies_per_channel + way), ascending. Absent: none failed.
+constexpr uint32_t kSectionFailedDies = 9;
 
 }  // namespace
 
@@ -29,6 +32,17 @@ void ZnsDevice::export_state(ImageState& state) const {
   put_erase_counts(state, flash_.erase_counts());
   put_lifetime(state, lifetime());
   put_block_map(state, map_);
+  if (failed_count_ != 0) {
+    std::vector<uint8_t>& body = state.sections[kSectionFailedDies];
+    body.clear();
+    ByteWriter writer(body);
+    writer.u32(failed_count_);
+    for (uint32_t die = 0; die < failed_.size(); ++die) {
+      if (failed_[die] != 0) writer.u32(die);
+    }
+  } else {
+    state.sections.erase(kSectionFailedDies);
+  }
 }
 
 Outcome ZnsDevice::import_state(const ImageState& state) {
@@ -53,8 +67,24 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
   if (erase_counts->size() != flash_.erase_counts().size()) {
     return Error{"corrupt image: erase counts do not match the flash geometry"};
   }
-  ZoneTable table(layout_.zone_count(), layout_.zone_capacity_lbas(), table_.max_open(),
-                  table_.max_active());
+  std::vector<uint8_t> failed(flash_.dies(), 0);
+  uint32_t failed_count = 0;
+  if (auto it = state.sections.find(kSectionFailedDies); it != state.sections.end()) {
+    ByteReader reader(it->second.data(), it->second.size());
+    uint32_t count = reader.has(4) ? reader.u32() : UINT32_MAX;
+    if (count > failed.size() || reader.remaining() != uint64_t{count} * 4) {
+      return Error{"corrupt image: the failed-dies section does not hold its dies"};
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t die = reader.u32();
+      if (die >= failed.size() || failed[die] != 0) {
+        return Error{fmt::format("corrupt image: failed die {} of {}", die, failed.size())};
+      }
+      failed[die] = 1;
+    }
+    failed_count = count;
+  }
+  ZoneTable table(layout_.sets(), table_.max_open(), table_.max_active());
   BlockMap map(layout_, map_.lazy());
   if (!stored_map->has_value()) {
     // Stored before the block mapping was: direct, and an empty zone's
@@ -73,12 +103,13 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
     Outcome restored = map.restore(stored.zone_slots, stored.slots, stored.next_released_seq);
     if (!restored) return restored;
   }
-  uint64_t cap = layout_.zone_capacity_lbas();
   for (uint32_t i = 0; i < zones.size(); ++i) {
     const ZoneRecord& s = zones[i];
+    const uint64_t cap = layout_.zone_capacity_lbas(i);
+    const uint32_t slot = map.slot_of(i);
     bool holds_pages = s.data_end != 0 || s.pages_programmed != 0;
     if (s.state >= kZoneStateCount || s.wp > cap || s.data_end > s.wp ||
-        s.pages_programmed > layout_.pages_per_zone() ||
+        (slot != BlockMap::kUnmapped && s.pages_programmed > layout_.slot_pages(slot)) ||
         (holds_pages && map.slot_of(i) == BlockMap::kUnmapped)) {
       return Error{fmt::format("corrupt image: zone {} has an impossible state", i)};
     }
@@ -92,6 +123,8 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
   }
   table_ = std::move(table);
   map_ = std::move(map);
+  failed_ = std::move(failed);
+  failed_count_ = failed_count;
   flash_.erase_counts() = std::move(erase_counts).value();
   lifetime_write_bytes_ = lifetime->host_write_bytes;
   lifetime_read_bytes_ = lifetime->host_read_bytes;

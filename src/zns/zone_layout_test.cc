@@ -273,7 +273,7 @@ TEST(ZoneLayout, UnitPagesSplitAPrefixOfTheZoneRoundRobin) {
   const uint32_t pages[] = {0, 1, 4, 9, 32};
   for (size_t i = 0; i < std::size(pages); ++i) {
     for (uint32_t unit = 0; unit < 4; ++unit) {
-      EXPECT_EQ(l.unit_pages(unit, pages[i]), expected[i][unit])
+      EXPECT_EQ(l.unit_pages(0, unit, pages[i]), expected[i][unit])
           << pages[i] << " pages, unit " << unit;
     }
   }

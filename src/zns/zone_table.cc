@@ -16,6 +16,12 @@ ZoneTable::ZoneTable(uint32_t zone_count, uint64_t capacity_lbas, uint32_t max_o
   ZL_ASSERT(zone_count > 0 && capacity_lbas > 0);
 }
 
+ZoneTable::ZoneTable(const std::vector<ZoneSetInfo>& sets, uint32_t max_open, uint32_t max_active)
+    : ZoneTable(sets.back().first_zone + sets.back().zone_count, sets.front().zone_capacity_lbas,
+                max_open, max_active) {
+  sets_ = sets;
+}
+
 Status ZoneTable::check_write(uint32_t index, uint64_t offset, uint64_t nlb) const {
   const Zone& z = zones_[index];
   switch (z.state) {
@@ -29,7 +35,7 @@ Status ZoneTable::check_write(uint32_t index, uint64_t offset, uint64_t nlb) con
       break;
   }
   if (offset != z.wp) return Status::kZoneInvalidWrite;
-  if (offset + nlb > capacity_lbas_) return Status::kZoneBoundaryError;
+  if (offset + nlb > capacity_lbas(index)) return Status::kZoneBoundaryError;
   return Status::kSuccess;
 }
 
@@ -71,10 +77,11 @@ Status ZoneTable::open_for_write(uint32_t index) {
 void ZoneTable::advance(uint32_t index, uint64_t nlb) {
   Zone& z = zones_[index];
   ZL_ASSERT(zone_is_open(z.state));
-  ZL_ASSERT(z.wp + nlb <= capacity_lbas_);
+  const uint64_t capacity = capacity_lbas(index);
+  ZL_ASSERT(z.wp + nlb <= capacity);
   z.wp += nlb;
   z.data_end = z.wp;
-  if (z.wp == capacity_lbas_) {
+  if (z.wp == capacity) {
     release(index);
     set_state(index, ZoneState::kFull);
   }
@@ -122,7 +129,7 @@ Status ZoneTable::finish(uint32_t index) {
     case ZoneState::kExplicitlyOpened:
     case ZoneState::kClosed:
       release(index);
-      z.wp = capacity_lbas_;
+      z.wp = capacity_lbas(index);
       set_state(index, ZoneState::kFull);
       return Status::kSuccess;
     case ZoneState::kFull:
@@ -251,13 +258,15 @@ bool ZoneTable::invariants_hold() const {
   uint32_t open = 0;
   uint32_t active = 0;
   size_t implicit = 0;
-  for (const auto& z : zones_) {
+  for (uint32_t index = 0; index < zones_.size(); ++index) {
+    const Zone& z = zones_[index];
+    const uint64_t capacity = capacity_lbas(index);
     if (zone_is_open(z.state)) ++open;
     if (zone_is_active(z.state)) ++active;
     if (z.state == ZoneState::kImplicitlyOpened) ++implicit;
-    if (z.wp > capacity_lbas_ || z.data_end > z.wp) return false;
+    if (z.wp > capacity || z.data_end > z.wp) return false;
     if (z.state == ZoneState::kEmpty && z.wp != 0) return false;
-    if (z.state == ZoneState::kFull && z.wp != capacity_lbas_) return false;
+    if (z.state == ZoneState::kFull && z.wp != capacity) return false;
   }
   if (open != open_count_ || active != active_count_ || implicit != implicitly_opened_.size()) {
     return false;

@@ -32,9 +32,16 @@ struct Zone {
 class ZoneTable {
  public:
   ZoneTable(uint32_t zone_count, uint64_t capacity_lbas, uint32_t max_open, uint32_t max_active);
+  // Zones of several sizes: each zone's capacity is its set's.
+  ZoneTable(const std::vector<ZoneSetInfo>& sets, uint32_t max_open, uint32_t max_active);
 
   uint32_t zone_count() const { return static_cast<uint32_t>(zones_.size()); }
+  // The first set's zone capacity (every zone's, with one set).
   uint64_t capacity_lbas() const { return capacity_lbas_; }
+  uint64_t capacity_lbas(uint32_t index) const {
+    return sets_.size() <= 1 ? capacity_lbas_
+                             : sets_[zone_set_of_zone(sets_, index)].zone_capacity_lbas;
+  }
   const Zone& zone(uint32_t index) const { return zones_[index]; }
   Zone& mutable_zone(uint32_t index) { return zones_[index]; }
   uint32_t open_count() const { return open_count_; }
@@ -86,6 +93,7 @@ class ZoneTable {
   void close_implicitly(uint32_t index);
 
   std::vector<Zone> zones_;
+  std::vector<ZoneSetInfo> sets_;  // empty or one: every zone has capacity_lbas_
   uint64_t capacity_lbas_;
   uint32_t max_open_;
   uint32_t max_active_;
