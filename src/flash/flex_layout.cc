@@ -200,8 +200,8 @@ Result<FlexLayout> plan_flex_layout(const FlexGeometry& geometry, std::span<cons
     const uint64_t short_bytes =
         (data_superblocks + parity_superblocks - geometry.superblocks) * superblock;
     return Error{fmt::format(
-        "the format does not fit: a {} data area in {} superblocks and {} parity chunks ({}) in {} "
-        "superblocks of {}; the flash has {}: {} short",
+        "the format does not fit: {} of data ({} superblocks) and {} of parity ({} superblocks) "
+        "need {} superblocks of {}; the flash has {}: {} short",
         format_size(layout.zone_bytes()), data_superblocks,
         format_size(chunks * geometry.chunk_bytes), parity_superblocks,
         data_superblocks + parity_superblocks, format_size(superblock), geometry.superblocks,

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "controller/device_state.h"
+#include "flash/flash_state.h"
 #include "stack/command_record.h"
 #include "stack/device_factory.h"
 #include "stack/image_journal.h"
@@ -399,6 +401,56 @@ Result<CreatedImage> Stack::create_image(const std::string& path, Config config,
   uint64_t data_bytes =
       config.store.backing == "file" ? info.backing_lbas() * info.lba_size_bytes : 0;
   auto created = Image::create(path, state, data_bytes, force);
+  if (!created) return Error{created.error()};
+  return CreatedImage{info, config.store.backing};
+}
+
+Result<CreatedImage> Stack::format_image(const std::string& path, const std::string& zone_format,
+                                        const std::string& parity) {
+  // Read the image as it is (its journal replayed in memory), without
+  // writing it: a refused format leaves it as it was.
+  StackOptions read_only;
+  read_only.read_only = true;
+  ImageState old_state;
+  Config config;
+  {
+    auto old = Stack::open(path, read_only);
+    if (!old) return Error{old.error()};
+    if ((*old)->config().interface != "zns") {
+      return Error{fmt::format(
+          "{}: a block-interface device has no zones to format (interface = \"block\")", path)};
+    }
+    (*old)->device_->export_state(old_state);
+    config = (*old)->config();
+  }
+  auto sets = parse_zone_format(zone_format);
+  if (!sets) return Error{"--zones: " + sets.error()};
+  if (sets->empty()) return Error{"--zones: name at least one zone set, e.g. 512MiB:64,2GiB:480"};
+  config.zns.format = zone_format_text(*sets);
+  if (!parity.empty()) {
+    if (parity != "none" && parity != "in-zone" && parity != "separate") {
+      return Error{fmt::format("--parity {}: expected none, in-zone or separate",
+                               one_line(parity, 40))};
+    }
+    config.zns.parity_placement = parity;
+  }
+  Outcome checked = check_device_config(config);
+  if (!checked) return Error{checked.error()};
+  Simulator sim;
+  auto device = make_device(config, sim, make_none_backing());
+  if (!device) return Error{device.error()};
+  ImageState state;
+  (*device)->export_state(state);
+  // The flash is the same flash: its wear and the device's lifetime stay.
+  for (uint32_t kept : {kSectionEraseCounts, kSectionLifetime}) {
+    if (auto it = old_state.sections.find(kept); it != old_state.sections.end()) {
+      state.sections[kept] = it->second;
+    }
+  }
+  const DeviceInfo& info = (*device)->info();
+  uint64_t data_bytes =
+      config.store.backing == "file" ? info.backing_lbas() * info.lba_size_bytes : 0;
+  auto created = Image::create(path, state, data_bytes, true);
   if (!created) return Error{created.error()};
   return CreatedImage{info, config.store.backing};
 }

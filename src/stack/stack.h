@@ -81,6 +81,14 @@ class Stack {
   // Makes a new device image holding a fresh device of `config` (its
   // store.backing empty means file).
   static Result<CreatedImage> create_image(const std::string& path, Config config, bool force);
+  // FlexZNS's zone_format (seed 001 §III-B): remakes a ZNS image with the
+  // zone sets of `zone_format` ("512MiB:64,2GiB:480") and, when not empty,
+  // parity placement `parity`: every zone empty, its data gone; the flash's
+  // wear and the lifetime counters stay. Refused, the image unchanged, when
+  // the format does not fit or the image is open elsewhere.
+  static Result<CreatedImage> format_image(const std::string& path,
+                                           const std::string& zone_format,
+                                           const std::string& parity);
 
   const Config& config() const { return device_->config(); }
   const DeviceInfo& info() const { return device_->info(); }

@@ -44,7 +44,7 @@ bool target_lba(const DeviceInfo& info, const DeviceRequest& r, uint64_t& lba, J
                                  info.zone_count - 1);
       return false;
     }
-    lba = *r.zone * info.zone_size_lbas;
+    lba = info.zone_start_lba(static_cast<uint32_t>(*r.zone));
     return true;
   }
   if (r.lba) {
@@ -124,12 +124,14 @@ Json info_json(const Stack& stack) {
   return j;
 }
 
-Json zone_json(const ZoneDescriptor& d) {
+Json zone_json(const DeviceInfo& info, const ZoneDescriptor& d) {
   return Json{{"zone", d.zone},
               {"start", d.start_lba},
               {"capacity", d.capacity_lbas},
               {"wp", d.wp_lba},
-              {"state", std::string(zone_state_name(d.state))}};
+              {"state", std::string(zone_state_name(d.state))},
+              {"size", info.zone_size_of(d.zone)},
+              {"set", info.uniform_zones() ? 0 : zone_set_of_zone(info.zone_sets, d.zone)}};
 }
 
 int report(const Stack& stack, const DeviceRequest& r, Json& out) {
@@ -147,12 +149,13 @@ int report(const Stack& stack, const DeviceRequest& r, Json& out) {
   const DeviceInfo& info = stack.info();
   out = status_json(Status::kSuccess);
   Json zones = Json::array();
-  uint64_t first = std::min<uint64_t>(r.from_lba / info.zone_size_lbas, info.zone_count);
+  uint64_t first =
+      r.from_lba < info.capacity_lbas ? info.zone_of_lba(r.from_lba) : uint64_t{info.zone_count};
   for (uint64_t z = first; z < info.zone_count; ++z) {
     if (r.limit != 0 && zones.size() >= r.limit) break;
     ZoneDescriptor d = stack.zone(static_cast<uint32_t>(z));
     if (filter && d.state != *filter) continue;
-    zones.push_back(zone_json(d));
+    zones.push_back(zone_json(info, d));
   }
   out["zones"] = zones;
   return kExitOk;
@@ -177,7 +180,8 @@ int zone_action(Stack& s, const DeviceRequest& r, Json& out) {
     out["all"] = true;
   } else {
     out["lba"] = c.slba;
-    out["zone"] = c.slba / s.info().zone_size_lbas;
+    out["zone"] = c.slba < s.info().capacity_lbas ? s.info().zone_of_lba(c.slba)
+                                                  : c.slba / s.info().zone_size_lbas;
   }
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
 }
@@ -227,6 +231,12 @@ bool write_data_file(const std::string& path, const std::vector<uint8_t>& data, 
 int answer(const Stack& s, const Command& c, Json& out) {
   if (c.status == Status::kWriteFault || c.status == Status::kUnrecoveredReadError) {
     std::string why = s.journal_error().empty() ? s.data_error() : s.journal_error();
+    if (why.empty()) {
+      // Not the image's file: the modeled media lost the data (a failed die
+      // its stripe cannot rebuild). The device's answer, exit 3.
+      out["reason"] = "the media could not return the data (a failed die, not rebuildable)";
+      return kExitDeviceError;
+    }
     out["error"] = fmt::format("{}: {}", s.image_path(), why);
     return kExitBadInput;
   }
@@ -247,8 +257,8 @@ int write_or_append(Stack& s, const DeviceRequest& r, Json& out, bool append) {
   }
   // The pattern of an append depends on where it lands, which the device
   // decides; the model stores it at the write pointer it chooses.
-  uint64_t base = append ? s.zone(static_cast<uint32_t>(std::min<uint64_t>(
-                                      c.slba / info.zone_size_lbas, info.zone_count - 1)))
+  uint64_t base = append ? s.zone(c.slba < info.capacity_lbas ? info.zone_of_lba(c.slba)
+                                                             : info.zone_count - 1)
                                .wp_lba
                          : c.slba;
   std::vector<uint8_t> data;
@@ -317,7 +327,56 @@ int read(Stack& s, const DeviceRequest& r, Json& out) {
   return kExitOk;
 }
 
+// "C:D" -> channel and die; false with the problem in out["error"].
+bool parse_die(const Config& config, const std::string& text, uint32_t& channel, uint32_t& way,
+               Json& out) {
+  auto colon = text.find(':');
+  auto number = [](std::string_view part, uint64_t& value) {
+    if (part.empty() || part.size() > 9) return false;
+    value = 0;
+    for (char ch : part) {
+      if (ch < '0' || ch > '9') return false;
+      value = value * 10 + static_cast<uint64_t>(ch - '0');
+    }
+    return true;
+  };
+  uint64_t c = 0;
+  uint64_t d = 0;
+  if (colon == std::string::npos ||
+      !number(std::string_view(text).substr(0, colon), c) ||
+      !number(std::string_view(text).substr(colon + 1), d)) {
+    out["error"] =
+        fmt::format("--die {}: expected CHANNEL:DIE, e.g. --die 0:3", one_line(text, 40));
+    return false;
+  }
+  if (c >= config.flash.channels || d >= config.flash.dies_per_channel) {
+    out["error"] = fmt::format("--die {}: no such die (the flash has channels 0-{} and dies 0-{})",
+                               one_line(text, 40), config.flash.channels - 1,
+                               config.flash.dies_per_channel - 1);
+    return false;
+  }
+  channel = static_cast<uint32_t>(c);
+  way = static_cast<uint32_t>(d);
+  return true;
+}
+
+int inject_die(Stack& s, const DeviceRequest& r, Json& out) {
+  uint32_t channel = 0;
+  uint32_t way = 0;
+  if (!parse_die(s.config(), r.die, channel, way, out)) return kExitBadInput;
+  Outcome failed = s.inject_die(channel, way);
+  if (!failed) {
+    out["error"] = failed.error();
+    return kExitBadInput;
+  }
+  out = status_json(Status::kSuccess);
+  out["die"] = fmt::format("{}:{}", channel, way);
+  out["state"] = "failed";
+  return kExitOk;
+}
+
 int inject(Stack& s, const DeviceRequest& r, Json& out) {
+  if (!r.die.empty()) return inject_die(s, r, out);
   auto state = zone_state_from_name(r.state);
   if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
     out["error"] = fmt::format("--state {}: expected read-only or offline", r.state);
@@ -329,7 +388,7 @@ int inject(Stack& s, const DeviceRequest& r, Json& out) {
     out["error"] = fmt::format("LBA {} is beyond the device", lba);
     return kExitBadInput;
   }
-  auto zone = static_cast<uint32_t>(lba / s.info().zone_size_lbas);
+  auto zone = s.info().zone_of_lba(lba);
   Outcome injected = s.inject_zone(zone, *state);
   if (!injected) {
     out["error"] = injected.error();
@@ -351,7 +410,11 @@ std::string latency_text(const Json& out) {
 std::optional<std::string> validate_request(const Stack& s, const DeviceRequest& r) {
   const DeviceInfo& info = s.info();
   if (r.command == "inject" && info.interface == "block") {
-    return "inject: a block-interface device has no zone states to change (interface = \"block\")";
+    return r.die.empty()
+               ? "inject: a block-interface device has no zone states to change (interface = "
+                 "\"block\")"
+               : "inject --die: the block-interface device does not model die failures "
+                 "(interface = \"block\")";
   }
   if (r.zone && *r.zone >= info.zone_count) {
     return fmt::format("zone {} does not exist (the device has zones 0-{})", *r.zone,
@@ -369,7 +432,20 @@ std::optional<std::string> validate_request(const Stack& s, const DeviceRequest&
     }
     if (!r.all && !r.zone && !r.lba) return "name a zone with --zone N or --lba L (or --all)";
   }
-  if (r.command == "inject") {
+  if (r.command == "inject" && !r.die.empty()) {
+    if (r.zone) return "inject: name a zone (--zone) or a die (--die), not both";
+    if (r.state != "failed") {
+      return fmt::format("--state {}: a die can only be made failed (--state failed)",
+                         one_line(r.state, 40));
+    }
+    Json problem;
+    uint32_t channel = 0;
+    uint32_t way = 0;
+    if (!parse_die(s.config(), r.die, channel, way, problem)) {
+      return problem["error"].get<std::string>();
+    }
+  } else if (r.command == "inject") {
+    if (!r.zone) return "inject: name a zone (--zone N) or a die (--die C:D)";
     auto state = zone_state_from_name(r.state);
     if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
       return fmt::format("--state {}: expected read-only or offline", r.state);
@@ -444,10 +520,15 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
   read->add_option("--data", r.data_file,
                    "write the blocks read into this file (as nvme read --data)");
 
-  auto* inject = app.add_subcommand("inject", "test hook: make a zone read-only or offline");
+  auto* inject = app.add_subcommand(
+      "inject", "test hook: make a zone read-only or offline, or fail a die");
   add_image(inject, r, with_image);
-  add_count_option(inject, "--zone", r.zone, "zone number")->required();
-  inject->add_option("--state", r.state, "read-only|offline")->required();
+  add_count_option(inject, "--zone", r.zone, "zone number");
+  inject->add_option("--die", r.die,
+                     "CHANNEL:DIE -- the die fails (with --state failed); its pages are lost "
+                     "and read back from their stripe's parity when the device has it");
+  inject->add_option("--state", r.state, "read-only|offline (a zone), failed (a die)")
+      ->required();
 
   for (auto* sub : {info, report, zone, write, append, read, inject}) {
     sub->callback([&r, sub] { r.command = sub->get_name(); });
@@ -502,6 +583,31 @@ void print_human(const DeviceRequest& r, const Json& out) {
                  out["block_map"]["physical_zones"].get<uint64_t>(),
                  out["block_map"]["stale_pages"].get<uint64_t>());
     }
+    if (out.contains("flexzns")) {
+      const Json& f = out["flexzns"];
+      for (const auto& set : f["zone_sets"]) {
+        fmt::print("zone set {:<7} {} x {} (capacity {}), zones {}-{}, {} dies each{}\n",
+                   set["set"].get<uint64_t>(), set["zone_count"].get<uint64_t>(),
+                   format_size(set["zone_size_bytes"].get<uint64_t>()),
+                   format_size(set["zone_capacity_bytes"].get<uint64_t>()),
+                   set["first_zone"].get<uint64_t>(),
+                   set["first_zone"].get<uint64_t>() + set["zone_count"].get<uint64_t>() - 1,
+                   set["dies_per_zone"].get<uint64_t>(),
+                   set["max_open_by_budget"].get<uint64_t>() != 0
+                       ? fmt::format(", {} open at most by the block budget",
+                                     set["max_open_by_budget"].get<uint64_t>())
+                       : std::string());
+      }
+      fmt::print("parity           {}: {} ({:.3f} % of the flash), parity area {}\n",
+                 f["parity"].get<std::string>(), format_size(f["parity_bytes"].get<uint64_t>()),
+                 f["parity_percent_of_flash"].get<double>(),
+                 format_size(f["parity_area_bytes"].get<uint64_t>()));
+    }
+    if (!out.value("failed_dies", Json::array()).empty()) {
+      std::string dies;
+      for (const auto& d : out["failed_dies"]) dies += (dies.empty() ? "" : ", ") + d.get<std::string>();
+      fmt::print("failed dies      {}\n", dies);
+    }
     if (out.contains("ftl")) {
       const Json& f = out["ftl"];
       fmt::print(
@@ -513,11 +619,13 @@ void print_human(const DeviceRequest& r, const Json& out) {
     return;
   }
   if (r.command == "report") {
-    fmt::print("{:>8} {:>14} {:>10} {:>14}  {}\n", "zone", "start", "capacity", "wp", "state");
+    fmt::print("{:>8} {:>14} {:>10} {:>14}  {:<18} {:>10} {:>4}\n", "zone", "start", "capacity",
+               "wp", "state", "size", "set");
     for (const auto& z : out["zones"]) {
-      fmt::print("{:>8} {:>14} {:>10} {:>14}  {}\n", z["zone"].get<uint64_t>(),
+      fmt::print("{:>8} {:>14} {:>10} {:>14}  {:<18} {:>10} {:>4}\n", z["zone"].get<uint64_t>(),
                  z["start"].get<uint64_t>(), z["capacity"].get<uint64_t>(), z["wp"].get<uint64_t>(),
-                 z["state"].get<std::string>());
+                 z["state"].get<std::string>(), z["size"].get<uint64_t>(),
+                 z["set"].get<uint64_t>());
     }
     return;
   }
@@ -542,7 +650,12 @@ void print_human(const DeviceRequest& r, const Json& out) {
     fmt::print("read LBA {} +{}: {}{}{}\n", out["lba"].get<uint64_t>(), r.blocks, status,
                latency_text(out), verified);
   } else if (r.command == "inject") {
-    fmt::print("zone {} is now {}\n", out["zone"].get<uint64_t>(), out["state"].get<std::string>());
+    if (out.contains("die")) {
+      fmt::print("die {} is now failed\n", out["die"].get<std::string>());
+    } else {
+      fmt::print("zone {} is now {}\n", out["zone"].get<uint64_t>(),
+                 out["state"].get<std::string>());
+    }
   }
 }
 
@@ -620,9 +733,50 @@ int run_create(const std::string& image, const ConfigOptions& options, bool forc
   if (json) {
     print_json(out);
   } else {
-    fmt::print("created {}: {} zones of {} (capacity {}), backing {}\n", image, info.zone_count,
-               format_size(info.zone_size_lbas * info.lba_size_bytes),
-               format_size(info.zone_capacity_lbas * info.lba_size_bytes), created->backing);
+    fmt::print("created {}: {}, backing {}\n", image, zones_text(info), created->backing);
+  }
+  return kExitOk;
+}
+
+std::string zones_text(const DeviceInfo& info) {
+  const uint64_t lba = info.lba_size_bytes;
+  if (info.uniform_zones()) {
+    return fmt::format("{} zones of {} (capacity {})", info.zone_count,
+                       format_size(info.zone_size_lbas * lba),
+                       format_size(info.zone_capacity_lbas * lba));
+  }
+  std::string sets;
+  for (const ZoneSetInfo& set : info.zone_sets) {
+    sets += fmt::format("{}{} x {}", sets.empty() ? "" : " + ", set.zone_count,
+                        format_size(set.zone_size_lbas * lba));
+    if (set.zone_capacity_lbas != set.zone_size_lbas) {
+      sets += fmt::format(" (capacity {})", format_size(set.zone_capacity_lbas * lba));
+    }
+  }
+  return fmt::format("{} zones: {}", info.zone_count, sets);
+}
+
+int run_format(const std::string& image, const std::string& zones, const std::string& parity,
+               bool json) {
+  auto formatted = Stack::format_image(image, zones, parity);
+  if (!formatted) return bad_input(formatted.error());
+  const DeviceInfo& info = formatted->info;
+  Json out = status_json(Status::kSuccess);
+  out["image"] = image;
+  out["zone_count"] = info.zone_count;
+  out["capacity_lbas"] = info.capacity_lbas;
+  Json sets = Json::array();
+  for (const ZoneSetInfo& set : info.zone_sets) {
+    sets.push_back({{"zone_size_bytes", set.zone_size_lbas * info.lba_size_bytes},
+                    {"zone_capacity_bytes", set.zone_capacity_lbas * info.lba_size_bytes},
+                    {"zone_count", set.zone_count},
+                    {"first_zone", set.first_zone}});
+  }
+  out["zone_sets"] = sets;
+  if (json) {
+    print_json(out);
+  } else {
+    fmt::print("formatted {}: {}\n", image, zones_text(info));
   }
   return kExitOk;
 }

@@ -22,7 +22,8 @@ struct DeviceRequest {
   uint64_t blocks = 0;
   uint64_t seed = 0;
   std::optional<uint64_t> expect_seed;
-  std::string state;      // inject: read-only|offline; report: filter
+  std::string state;      // inject: read-only|offline|failed; report: filter
+  std::string die;        // inject: CHANNEL:DIE
   std::string data_file;  // write/append: the data to write; read: where to put it
   uint64_t from_lba = 0;
   uint64_t limit = 0;
@@ -45,6 +46,11 @@ bool request_mutates(const DeviceRequest& request);
 
 int run_device_command(const DeviceRequest& request);
 int run_create(const std::string& image, const ConfigOptions& options, bool force, bool json);
+int run_format(const std::string& image, const std::string& zones, const std::string& parity,
+               bool json);
+// "160 zones of 512MiB (capacity 512MiB)" or, for several sets, "544 zones:
+// 64 x 512MiB + 480 x 2GiB".
+std::string zones_text(const DeviceInfo& info);
 // Batch output is always JSON, one object a line.
 int run_batch(const std::string& image);
 

@@ -136,6 +136,22 @@ int main_impl(int argc, char** argv) {
   create->add_flag("--force", create_force, "overwrite an existing image");
   create->add_flag("--json", create_json, "print JSON");
 
+  std::string format_image;
+  std::string format_zones;
+  std::string format_parity;
+  bool format_json = false;
+  auto* format = app.add_subcommand(
+      "format",
+      "FlexZNS zone_format: remake the zones as sets of sizes (every zone empty, data gone)");
+  format->add_option("IMAGE", format_image, "device image")->required();
+  format->add_option("--zones", format_zones,
+                     "SIZE:COUNT,... in LBA order, e.g. 512MiB:64,2GiB:480 (sizes: powers of "
+                     "two, whole flash block groups)")
+      ->required();
+  format->add_option("--parity", format_parity,
+                     "none|in-zone|separate (default: the image's zns.parity.placement)");
+  format->add_flag("--json", format_json, "print JSON");
+
   DeviceRequest request;
   add_device_commands(app, request, true);
 
@@ -206,6 +222,7 @@ int main_impl(int argc, char** argv) {
   }
 
   if (create->parsed()) return run_create(create_image, create_config, create_force, create_json);
+  if (format->parsed()) return run_format(format_image, format_zones, format_parity, format_json);
   if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
