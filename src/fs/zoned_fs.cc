@@ -123,6 +123,12 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
   if (info.lba_size_bytes < 512 || info.lba_size_bytes > (1 << 16)) {
     return FsStatus(Code::kInvalid, fmt::format("a block size of {}", info.lba_size_bytes));
   }
+  if (!info.uniform_zones()) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("the file system takes zones of one size; this device is "
+                                "formatted with {} zone sets (zonelab format --zones SIZE:COUNT)",
+                                info.zone_sets.size()));
+  }
   if (info.zone_capacity_lbas < 16) {
     return FsStatus(Code::kInvalid, fmt::format("zones of {} blocks are too small (16 at least)",
                                                 info.zone_capacity_lbas));

@@ -12,7 +12,9 @@ MqDeadline::MqDeadline(const HostConfig& host, const DeviceInfo& info)
       write_expire_ns_(host.deadline_write_expire_ns),
       fifo_batch_(static_cast<uint32_t>(host.deadline_fifo_batch)),
       writes_starved_(static_cast<uint32_t>(host.deadline_writes_starved)),
-      zone_size_lbas_(info.zone_size_lbas == 0 ? UINT64_MAX : info.zone_size_lbas) {}
+      zone_size_lbas_(info.zone_size_lbas == 0 ? UINT64_MAX : info.zone_size_lbas),
+      capacity_lbas_(info.capacity_lbas),
+      zone_sets_(info.zone_sets) {}
 
 void MqDeadline::insert(Command& c, uint64_t now_ns) {
   if (!is_data_io(c)) {
@@ -31,7 +33,7 @@ Command* MqDeadline::dispatchable(Command* c) const {
   if (!locks_zone(*c)) return c;
   uint32_t zone = zone_of(*c);
   if (locked_zones_.count(zone) != 0) return nullptr;
-  uint64_t start = static_cast<uint64_t>(zone) * zone_size_lbas_;
+  uint64_t start = zone_start(zone);
   for (auto it = sorted_[kWrite].lower_bound(SortKey{start, 0});
        it != sorted_[kWrite].end() && zone_of(*it->second) == zone; ++it) {
     if (locks_zone(*it->second)) return it->second;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "host/scheduler.h"
 
@@ -36,8 +37,18 @@ class MqDeadline : public Scheduler {
   using SortKey = std::pair<uint64_t, uint64_t>;  // (slba, seq)
 
   static bool locks_zone(const Command& c) { return c.opcode == Opcode::kWrite; }
+  // Zone locking by zone number (zones of several sizes: by the sets).
   uint32_t zone_of(const Command& c) const {
-    return static_cast<uint32_t>(c.slba / zone_size_lbas_);
+    if (zone_sets_.size() <= 1) return static_cast<uint32_t>(c.slba / zone_size_lbas_);
+    if (c.slba >= capacity_lbas_) return UINT32_MAX;
+    const ZoneSetInfo& s = zone_sets_[zone_set_of_lba(zone_sets_, c.slba)];
+    return s.first_zone + static_cast<uint32_t>((c.slba - s.first_lba) / s.zone_size_lbas);
+  }
+  uint64_t zone_start(uint32_t zone) const {
+    if (zone_sets_.size() <= 1) return static_cast<uint64_t>(zone) * zone_size_lbas_;
+    if (zone == UINT32_MAX) return capacity_lbas_;
+    const ZoneSetInfo& s = zone_sets_[zone_set_of_zone(zone_sets_, zone)];
+    return s.first_lba + uint64_t{zone - s.first_zone} * s.zone_size_lbas;
   }
   // A write may go when its zone has none in flight; it is then replaced by
   // the zone's lowest waiting write, so a zone's writes go in LBA order.
@@ -51,6 +62,8 @@ class MqDeadline : public Scheduler {
   uint32_t fifo_batch_;
   uint32_t writes_starved_;
   uint64_t zone_size_lbas_;
+  uint64_t capacity_lbas_;
+  std::vector<ZoneSetInfo> zone_sets_;
   std::deque<Command*> direct_;  // passed straight through
   std::map<SortKey, Command*> sorted_[2];
   std::map<uint64_t, Command*> fifo_[2];  // by arrival

@@ -111,10 +111,12 @@ void print_table(const RunResult& run, const Json& device, double wall_s, bool s
   std::string waf = device["write_amplification"].is_null()
                         ? "-"
                         : fmt::format("{:.3f}", device["write_amplification"].get<double>());
-  fmt::print("device: host writes {}, flash programs host {} finish {}, erases {}, WA {}\n",
+  const uint64_t parity = device["flash_program_bytes"]["parity"].get<uint64_t>();
+  fmt::print("device: host writes {}, flash programs host {} finish {}{}, erases {}, WA {}\n",
              format_size(device["host_write_bytes"].get<uint64_t>()),
              format_size(device["flash_program_bytes"]["host"].get<uint64_t>()),
              format_size(device["flash_program_bytes"]["finish"].get<uint64_t>()),
+             parity != 0 ? " parity " + format_size(parity) : std::string(),
              device["erases"].get<uint64_t>(), waf);
   fmt::print("busy: channels mean {:.1f}% max {:.1f}%, dies mean {:.1f}% max {:.1f}%\n",
              ch_mean * 100, ch_max * 100, die_mean * 100, die_max * 100);

@@ -548,6 +548,11 @@ Outcome check_interference(const Config& config, const InterferenceSpec& spec) {
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     return Error{"levels must not repeat a level"};
   }
+  if (!layout->uniform_zones()) {
+    return Error{fmt::format(
+        "interference runs take zones of one size; this format has {} zone sets (zns.format)",
+        layout->zone_sets.size())};
+  }
   uint64_t lba = layout->lba_size_bytes;
   uint64_t bs = spec.block_size_bytes;
   if (bs == 0 || bs % lba != 0) {

@@ -178,7 +178,7 @@ class Engine final : public CompletionSink, public EventHandler {
   }
 
   uint64_t zone_start(uint32_t zone) const {
-    return static_cast<uint64_t>(zone) * info_.zone_size_lbas;
+    return info_.zone_start_lba(zone);
   }
 
   // A command that ends what its slot was doing: a failure, or what it
@@ -348,12 +348,12 @@ class Engine final : public CompletionSink, public EventHandler {
 
   Next plan_write(Clone& clone, Slot& slot) {
     Command& c = slot.command;
-    uint64_t cap = info_.zone_capacity_lbas;
     bool drain = clone.spec->zone_reset_drain;
     if (drain && clone.resetting) return Next::kWait;
     for (size_t tries = 0; tries <= clone.zones.size() * 2; ++tries) {
       uint32_t zone = clone.zones[clone.cursor];
       uint64_t start = zone_start(zone);
+      uint64_t cap = info_.zone_capacity_of(zone);
       if (!clone.entered) {
         ZoneDescriptor d = device_.zone(zone);
         if (d.state == ZoneState::kReadOnly || d.state == ZoneState::kOffline) {
@@ -430,7 +430,7 @@ class Engine final : public CompletionSink, public EventHandler {
     uint64_t bs = clone.spec->block_size_bytes / info_.lba_size_bytes;
     c.opcode = Opcode::kRead;
     c.slba =
-        static_cast<uint64_t>(clone.zones[index]) * info_.zone_size_lbas + (pick - before) * bs;
+        zone_start(clone.zones[index]) + (pick - before) * bs;
     c.nlb = static_cast<uint32_t>(bs);
     clone.issued_bytes += bs * info_.lba_size_bytes;
     return true;
@@ -559,7 +559,16 @@ std::pair<uint32_t, uint32_t> named_range(const JobSpec& spec, const DeviceInfo&
   return spec.zones.value_or(std::pair<uint32_t, uint32_t>{0, info.zone_count - 1});
 }
 
-uint64_t zone_bytes(const DeviceInfo& info) { return info.zone_size_lbas * info.lba_size_bytes; }
+// The size and capacity of the job's zones (one zone set: check_zone_sets).
+uint64_t zone_lbas_of(const JobSpec& spec, const DeviceInfo& info) {
+  return info.zone_size_of(named_range(spec, info).first);
+}
+uint64_t capacity_lbas_of(const JobSpec& spec, const DeviceInfo& info) {
+  return info.zone_capacity_of(named_range(spec, info).first);
+}
+uint64_t zone_bytes(const JobSpec& spec, const DeviceInfo& info) {
+  return zone_lbas_of(spec, info) * info.lba_size_bytes;
+}
 
 // Zones the offset skips at the start of the named range.
 uint64_t offset_zones(const JobSpec& spec, const DeviceInfo& info) {
@@ -568,7 +577,7 @@ uint64_t offset_zones(const JobSpec& spec, const DeviceInfo& info) {
     return static_cast<uint64_t>(static_cast<double>(last - first + 1) * spec.offset_percent /
                                  100.0);
   }
-  return spec.offset_bytes / zone_bytes(info);
+  return spec.offset_bytes / zone_bytes(spec, info);
 }
 
 // The zones the job uses: its named range from its offset on.
@@ -582,7 +591,7 @@ bool splits_zones(JobKind kind) { return kind != JobKind::kRandRead; }
 
 // bs-sized blocks in one zone.
 uint64_t blocks_per_zone(const JobSpec& spec, const DeviceInfo& info) {
-  return info.zone_capacity_lbas / (spec.block_size_bytes / info.lba_size_bytes);
+  return capacity_lbas_of(spec, info) / (spec.block_size_bytes / info.lba_size_bytes);
 }
 
 // The job's total byte target from size / size percent (0 = one pass).
@@ -590,7 +599,7 @@ uint64_t job_target_bytes(const JobSpec& spec, const Device& device) {
   const DeviceInfo& info = device.info();
   auto [first, last] = zone_range(spec, info);
   uint64_t zones = last - first + 1;
-  uint64_t usable = zones * info.zone_capacity_lbas * info.lba_size_bytes;
+  uint64_t usable = zones * capacity_lbas_of(spec, info) * info.lba_size_bytes;
   if (is_management(spec.kind)) return 0;  // one op per zone, until the zones run out
   if (spec.time_based && spec.runtime_ns != 0) return 0;
   if (spec.size_bytes != 0) return spec.size_bytes;
@@ -669,11 +678,11 @@ Outcome check_placement(const JobSpec& job, const DeviceInfo& info) {
     return Error{fmt::format("job {}: zones {}-{} outside the device's {} zones (0-{})", job.name,
                              first, last, info.zone_count, info.zone_count - 1)};
   }
-  if (job.offset_bytes % zone_bytes(info) != 0) {
+  if (job.offset_bytes % zone_bytes(job, info) != 0) {
     return Error{fmt::format(
         "job {}: offset {} is not at a zone boundary (zones start every {}); a zoned job "
         "starts at a zone",
-        job.name, format_size(job.offset_bytes), format_size(zone_bytes(info)))};
+        job.name, format_size(job.offset_bytes), format_size(zone_bytes(job, info)))};
   }
   if (offset_zones(job, info) > last - first) {
     return Error{fmt::format("job {}: offset {} leaves no zone of the range {}-{}", job.name,
@@ -708,7 +717,7 @@ Outcome check_kind(const JobSpec& job, const DeviceInfo& info) {
     return Error{fmt::format("job {}: bs {} is not a multiple of the LBA size {}", job.name,
                              job.block_size_bytes, info.lba_size_bytes)};
   }
-  if (job.block_size_bytes / info.lba_size_bytes > info.zone_capacity_lbas) {
+  if (job.block_size_bytes / info.lba_size_bytes > capacity_lbas_of(job, info)) {
     return Error{fmt::format("job {}: bs is larger than a zone's capacity", job.name)};
   }
   if (job.kind == JobKind::kAppend && job.block_size_bytes / info.lba_size_bytes > info.zasl_lbas) {
@@ -727,11 +736,30 @@ Outcome check_kind(const JobSpec& job, const DeviceInfo& info) {
   return {};
 }
 
+// A job's zones are of one size: on a device formatted with several zone
+// sets, its range lies inside one set.
+Outcome check_zone_sets(const JobSpec& job, const DeviceInfo& info) {
+  if (info.uniform_zones()) return {};
+  auto [first, last] = named_range(job, info);
+  if (last >= info.zone_count || first > last) return {};  // check_placement says why
+  uint32_t set = zone_set_of_zone(info.zone_sets, first);
+  if (zone_set_of_zone(info.zone_sets, last) == set) return {};
+  std::string sets;
+  for (const ZoneSetInfo& s : info.zone_sets) {
+    sets += fmt::format("{}{}-{} ({} LBAs)", sets.empty() ? "" : ", ", s.first_zone,
+                        s.first_zone + s.zone_count - 1, s.zone_size_lbas);
+  }
+  return Error{fmt::format(
+      "job {}: zones {}-{} span zone sets of different sizes; name zones of one set with "
+      "zones=A-B (--zones): {}",
+      job.name, first, last, sets)};
+}
+
 // How much and how long: size, runtime, pace, the bandwidth log, clones.
 Outcome check_amounts(const JobSpec& job, const DeviceInfo& info) {
   auto [first, last] = zone_range(job, info);
   uint64_t zones = last - first + 1;
-  uint64_t usable = zones * info.zone_capacity_lbas * info.lba_size_bytes;
+  uint64_t usable = zones * capacity_lbas_of(job, info) * info.lba_size_bytes;
   constexpr uint64_t kPassesMax = kJobSizePercentMax / 100;
   if (job.size_bytes / kPassesMax > usable) {
     return Error{fmt::format(
@@ -777,7 +805,7 @@ Outcome check_amounts(const JobSpec& job, const DeviceInfo& info) {
 Outcome check_jobs(const std::vector<JobSpec>& jobs, const DeviceInfo& info) {
   uint64_t inflight = 0;
   for (const auto& job : jobs) {
-    for (auto check : {check_placement, check_kind, check_amounts}) {
+    for (auto check : {check_zone_sets, check_placement, check_kind, check_amounts}) {
       auto checked = check(job, info);
       if (!checked) return checked;
     }

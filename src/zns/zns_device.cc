@@ -21,7 +21,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       flash_(config.flash),
       table_(layout.sets(), layout.max_open(), layout.max_active()),
       queue_(config.host.queue_depth),
-      map_(layout, config.zns.mapping_blocks == "lazy"),
+      map_(layout_, config.zns.mapping_blocks == "lazy"),
       async_reset_(config.zns.reset_mode == "async"),
       full_erase_(config.zns.reset_erase == "full"),
       erase_on_block_(config.zns.mapping_erase_on == "block") {
