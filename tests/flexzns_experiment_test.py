@@ -81,6 +81,33 @@ with tempfile.TemporaryDirectory() as tmp:
         check("open_block_budget: on one budget smaller zones write faster",
               all(by[(512, bud)] >= by[(1024, bud)] >= by[(2048, bud)]
                   for (_, bud) in by if (512, bud) in by), str(by)[:300])
+        d = rows(os.path.join(a, "die_failure.csv"))
+        by_phase = {(r["parity"], int(r["phase_index"])): r for r in d}
+        check("die_failure: three placements, three phases", len(d) == 9 and
+              {k[0] for k in by_phase} == {"none", "in-zone", "separate"}, str(d)[:300])
+        check("die_failure: no block ever read back wrong",
+              all(int(r["mismatched_blocks"]) == 0 for r in d), str(d)[:300])
+        for parity in ("none", "in-zone", "separate"):
+            healthy, one, two = (by_phase[(parity, i)] for i in range(3))
+            check("die_failure %s: every block readable before the failure" % parity,
+                  int(healthy["unreadable_blocks"]) == 0 and int(healthy["verified_blocks"]) > 0,
+                  str(healthy))
+            written = int(one["verified_blocks"]) + int(one["unreadable_blocks"])
+            check("die_failure %s: the read-back covers every written block" % parity,
+                  written == int(two["verified_blocks"]) + int(two["unreadable_blocks"]) and
+                  written > int(healthy["verified_blocks"]), str(one))
+            if parity == "none":
+                check("die_failure none: a failed die loses data",
+                      int(one["unreadable_blocks"]) > 0 and int(one["rebuilt_pages"]) == 0, str(one))
+            else:
+                check("die_failure %s: one failure loses nothing, rebuilt from the stripe" % parity,
+                      int(one["unreadable_blocks"]) == 0 and int(one["rebuilt_pages"]) > 0 and
+                      int(one["rebuild_flash_reads"]) > int(one["rebuilt_pages"]), str(one))
+                check("die_failure %s: a second failure in the stripes is reported" % parity,
+                      int(two["unreadable_blocks"]) > 0, str(two))
+                check("die_failure %s: rebuilds make the slowest reads slower" % parity,
+                      float(one["read_latency_p99_us"]) > float(healthy["read_latency_p99_us"]),
+                      str(one))
         second = run(b)
         same = second.returncode == 0 and all(
             open(os.path.join(a, f), "rb").read() == open(os.path.join(b, f), "rb").read()

@@ -435,11 +435,11 @@ Result<ExperimentResult> run_die_failure(const RunOptions& options) {
           c.data = data.data();
           s.io().submit_wait(c);
           ++all.reads;
-          all.latencies_ns.push_back(c.latency_ns());
           if (c.status != Status::kSuccess) {
             all.unreadable_blocks += c.nlb;
             continue;
           }
+          all.latencies_ns.push_back(c.latency_ns());  // of the reads that returned data
           for (uint32_t i = 0; i < c.nlb; ++i) {
             block_pattern(c.slba + i, want.data(), lba_bytes);
             if (std::memcmp(want.data(), data.data() + i * lba_bytes, lba_bytes) == 0) {
@@ -501,7 +501,7 @@ Result<ExperimentResult> run_die_failure(const RunOptions& options) {
                  .y = "read_latency_p99_us",
                  .series = "parity",
                  .xlabel = "dies failed",
-                 .ylabel = "128 KiB read latency P99 (us)",
+                 .ylabel = "128 KiB read latency P99, reads answered (us)",
                  .series_label = "parity",
                  .title = "Reads through die failures (seed 001 §III-C parity)"};
   return result;
