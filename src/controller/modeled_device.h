@@ -49,9 +49,9 @@ class CommandLog {
   virtual void taken(const Command& command) = 0;
   // inject_zone (a test hook) changed a zone.
   virtual void injected(uint32_t zone, ZoneState state) = 0;
-  // inject_die (a test hook) failed a die (flat index: channel x
-  // dies_per_channel + way).
-  virtual void die_failed(uint32_t die) = 0;
+  // inject_die (a test hook) failed a die, or brought it back (flat index:
+  // channel x dies_per_channel + way).
+  virtual void die_changed(uint32_t die, bool failed) = 0;
   // Data a recorded command released is about to be destroyed: what was
   // recorded must be durable first. False when it could not be made so: the
   // data must then stay.
@@ -83,11 +83,13 @@ class ModeledDevice : public Device {
   // Test hook: the media under a zone fails (read-only or offline). Devices
   // without zone states refuse it with a message.
   virtual Outcome inject_zone(uint32_t zone, ZoneState state) = 0;
-  // Test hook: a die fails (every page on it is lost). Devices that cannot
-  // model it refuse with a message.
-  virtual Outcome inject_die(uint32_t channel, uint32_t way) {
+  // Test hook: a die fails (every page on it is lost until it is back), or
+  // comes back (`failed` false). Devices that cannot model it refuse with a
+  // message.
+  virtual Outcome inject_die(uint32_t channel, uint32_t way, bool failed) {
     (void)channel;
     (void)way;
+    (void)failed;
     return Error{"this device does not model die failures"};
   }
   // The image's journal has been replayed: the device may settle state it

@@ -1,7 +1,7 @@
 // See command_record.h. Layout (little-endian):
 //   kind u8 = 1 | opcode u8 | action u8 | select_all u8 | stream u16 | slba u64 | nlb u32
 //   kind u8 = 2 | zone u32 | state u8
-//   kind u8 = 3 | die u32
+//   kind u8 = 3 | die u32 | failed u8 (1 failed, 0 back)
 #include "stack/command_record.h"
 
 #include <fmt/format.h>
@@ -13,7 +13,7 @@ namespace {
 
 constexpr uint64_t kCommandRecordBytes = 18;
 constexpr uint64_t kInjectRecordBytes = 6;
-constexpr uint64_t kFailDieRecordBytes = 5;
+constexpr uint64_t kFailDieRecordBytes = 6;
 
 }  // namespace
 
@@ -37,10 +37,11 @@ CommandRecord CommandRecord::injected(uint32_t zone, ZoneState state) {
   return r;
 }
 
-CommandRecord CommandRecord::die_failed(uint32_t die) {
+CommandRecord CommandRecord::die_changed(uint32_t die, bool failed) {
   CommandRecord r;
   r.kind = Kind::kFailDie;
   r.zone = die;
+  r.failed = failed;
   return r;
 }
 
@@ -66,6 +67,7 @@ std::vector<uint8_t> encode_command_record(const CommandRecord& r) {
   }
   if (r.kind == CommandRecord::Kind::kFailDie) {
     writer.u32(r.zone);
+    writer.u8(r.failed ? 1 : 0);
     return bytes;
   }
   writer.u8(static_cast<uint8_t>(r.opcode));
@@ -102,6 +104,9 @@ Result<CommandRecord> decode_command_record(const std::vector<uint8_t>& bytes) {
     }
     r.kind = CommandRecord::Kind::kFailDie;
     r.zone = reader.u32();
+    uint8_t failed = reader.u8();
+    if (failed > 1) return Error{fmt::format("a die-failure record of state {}", failed)};
+    r.failed = failed == 1;
     return r;
   }
   if (kind != static_cast<uint8_t>(CommandRecord::Kind::kCommand)) {

@@ -22,13 +22,15 @@ struct CommandRecord {
   uint16_t stream = 0;
   uint64_t slba = 0;
   uint32_t nlb = 0;
-  // kInject (and kFailDie: the die, channel x dies_per_channel + way).
+  // kInject (and kFailDie: the die, channel x dies_per_channel + way, and
+  // `failed`: failed, or back).
   uint32_t zone = 0;
+  bool failed = true;
   ZoneState state = ZoneState::kEmpty;
 
   static CommandRecord of(const Command& command);
   static CommandRecord injected(uint32_t zone, ZoneState state);
-  static CommandRecord die_failed(uint32_t die);
+  static CommandRecord die_changed(uint32_t die, bool failed);
   // A command to submit again (no data, no sink).
   Command command() const;
 

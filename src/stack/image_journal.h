@@ -27,7 +27,9 @@ class ImageJournal final : public CommandLog {
   void injected(uint32_t zone, ZoneState state) override {
     append(CommandRecord::injected(zone, state));
   }
-  void die_failed(uint32_t die) override { append(CommandRecord::die_failed(die)); }
+  void die_changed(uint32_t die, bool failed) override {
+    append(CommandRecord::die_changed(die, failed));
+  }
   bool destroying() override { return flush(); }
   bool completing() override {
     if (!lazy_ || image_.journal_pending_bytes() >= kLazyFlushBytes) return flush();

@@ -293,7 +293,8 @@ Outcome Stack::replay_journal() {
       Outcome failed =
           record->zone < dies
               ? device_->inject_die(static_cast<uint32_t>(record->zone / f.dies_per_channel),
-                                    static_cast<uint32_t>(record->zone % f.dies_per_channel))
+                                    static_cast<uint32_t>(record->zone % f.dies_per_channel),
+                                    record->failed)
               : Outcome(Error{fmt::format("die {} of {}", record->zone, dies)});
       if (!failed)
         outcome = Error{fmt::format("corrupt image: journal record {}: {}", i, failed.error())};
@@ -503,9 +504,9 @@ void Stack::reset_stats() {
   }
 }
 
-Outcome Stack::inject_die(uint32_t channel, uint32_t way) {
+Outcome Stack::inject_die(uint32_t channel, uint32_t way, bool failed) {
   Outcome outcome;
-  auto inject = [&] { outcome = device_->inject_die(channel, way); };
+  auto inject = [&] { outcome = device_->inject_die(channel, way, failed); };
   if (realtime_ != nullptr) {
     realtime_->with_device(inject);
   } else {

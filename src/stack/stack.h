@@ -118,8 +118,8 @@ class Stack {
   void reset_stats();
   // Test hook (zonelab inject): a zone's media fails.
   Outcome inject_zone(uint32_t zone, ZoneState state);
-  // Test hook (zonelab inject --die): a die fails.
-  Outcome inject_die(uint32_t channel, uint32_t way);
+  // Test hook (zonelab inject --die): a die fails, or comes back.
+  Outcome inject_die(uint32_t channel, uint32_t way, bool failed = true);
   // The real-time driver's statistics (zeros in virtual time).
   RealtimeStats realtime_stats() const;
 

@@ -100,6 +100,15 @@ Json info_json(const Stack& stack) {
     j["max_open"] = info.max_open;
     j["max_active"] = info.max_active;
     j["zasl_lbas"] = info.zasl_lbas;
+    Json sets = Json::array();
+    for (const ZoneSetInfo& set : info.zone_sets) {
+      sets.push_back({{"size_lbas", set.zone_size_lbas},
+                      {"capacity_lbas", set.zone_capacity_lbas},
+                      {"count", set.zone_count},
+                      {"first_zone", set.first_zone},
+                      {"first_lba", set.first_lba}});
+    }
+    j["zone_sets"] = sets;
     zone_counts(device, j);
     const auto& erases = device.flash().erase_counts();
     uint64_t erase_total = 0;
@@ -364,14 +373,14 @@ int inject_die(Stack& s, const DeviceRequest& r, Json& out) {
   uint32_t channel = 0;
   uint32_t way = 0;
   if (!parse_die(s.config(), r.die, channel, way, out)) return kExitBadInput;
-  Outcome failed = s.inject_die(channel, way);
-  if (!failed) {
-    out["error"] = failed.error();
+  Outcome changed = s.inject_die(channel, way, r.state == "failed");
+  if (!changed) {
+    out["error"] = changed.error();
     return kExitBadInput;
   }
   out = status_json(Status::kSuccess);
   out["die"] = fmt::format("{}:{}", channel, way);
-  out["state"] = "failed";
+  out["state"] = r.state;
   return kExitOk;
 }
 
@@ -434,8 +443,8 @@ std::optional<std::string> validate_request(const Stack& s, const DeviceRequest&
   }
   if (r.command == "inject" && !r.die.empty()) {
     if (r.zone) return "inject: name a zone (--zone) or a die (--die), not both";
-    if (r.state != "failed") {
-      return fmt::format("--state {}: a die can only be made failed (--state failed)",
+    if (r.state != "failed" && r.state != "ok") {
+      return fmt::format("--state {}: a die is made failed, or ok again (--state failed|ok)",
                          one_line(r.state, 40));
     }
     Json problem;
@@ -525,9 +534,9 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
   add_image(inject, r, with_image);
   add_count_option(inject, "--zone", r.zone, "zone number");
   inject->add_option("--die", r.die,
-                     "CHANNEL:DIE -- the die fails (with --state failed); its pages are lost "
-                     "and read back from their stripe's parity when the device has it");
-  inject->add_option("--state", r.state, "read-only|offline (a zone), failed (a die)")
+                     "CHANNEL:DIE -- the die fails (--state failed): its pages are read back from "
+                     "their stripe's parity when the device has it; --state ok brings it back");
+  inject->add_option("--state", r.state, "read-only|offline (a zone), failed|ok (a die)")
       ->required();
 
   for (auto* sub : {info, report, zone, write, append, read, inject}) {
@@ -651,7 +660,8 @@ void print_human(const DeviceRequest& r, const Json& out) {
                latency_text(out), verified);
   } else if (r.command == "inject") {
     if (out.contains("die")) {
-      fmt::print("die {} is now failed\n", out["die"].get<std::string>());
+      fmt::print("die {} is now {}\n", out["die"].get<std::string>(),
+                 out["state"].get<std::string>());
     } else {
       fmt::print("zone {} is now {}\n", out["zone"].get<uint64_t>(),
                  out["state"].get<std::string>());

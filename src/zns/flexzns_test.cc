@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -34,11 +35,10 @@ class Sink final : public CompletionSink {
 
 Config small_flex_flash(const std::vector<std::string>& extra = {}) {
   Config c = *preset_config("small");
-  for (const char* kv :
-       {"flash.channels=4", "flash.dies_per_channel=2", "flash.planes_per_die=2",
-        "flash.blocks_per_plane=16", "flash.pages_per_block=64", "flash.page_size=4KiB",
-        "host.lba_size=4KiB", "store.backing=memory", "zns.max_open=0", "zns.max_active=0",
-        "zns.finish.granularity=0"}) {
+  for (const char* kv : {"flash.channels=4", "flash.dies_per_channel=2", "flash.planes_per_die=2",
+                         "flash.blocks_per_plane=16", "flash.pages_per_block=64",
+                         "flash.page_size=4KiB", "host.lba_size=4KiB", "store.backing=memory",
+                         "zns.max_open=0", "zns.max_active=0", "zns.finish.granularity=0"}) {
     EXPECT_TRUE(apply_override(c, kv).ok()) << kv;
   }
   for (const std::string& kv : extra) EXPECT_TRUE(apply_override(c, kv).ok()) << kv;
@@ -181,8 +181,8 @@ struct Dev {
     for (uint32_t page = 0; page < full_pages(zone); ++page) {
       if (!failed(flat_die(zone, page))) continue;
       std::vector<uint8_t> junk(page_bytes(), 0xA5);
-      EXPECT_TRUE(device->backing().write(start(zone) + page * lpp(),
-                                          static_cast<uint32_t>(lpp()), junk.data()));
+      EXPECT_TRUE(device->backing().write(start(zone) + page * lpp(), static_cast<uint32_t>(lpp()),
+                                          junk.data()));
       ++lost;
     }
     return lost;
@@ -195,8 +195,8 @@ struct Dev {
   }
   std::vector<uint8_t> stored_parity(uint32_t zone, uint32_t stripe) {
     std::vector<uint8_t> out(page_bytes());
-    EXPECT_TRUE(device->backing().read(parity_lba(slot(zone), stripe),
-                                       static_cast<uint32_t>(lpp()), out.data()));
+    EXPECT_TRUE(device->backing().read(parity_lba(slot(zone), stripe), static_cast<uint32_t>(lpp()),
+                                       out.data()));
     return out;
   }
   // The XOR of the data pages of a stripe (zeros past the data).
@@ -307,12 +307,13 @@ TEST(FlexZns, ZoneSetsLieOneAfterAnotherAndKeepTheNvmeZoneRules) {
   EXPECT_EQ(d.device->zone(first1).start_lba, sets[0].count * sets[0].zone_bytes / lba);
   EXPECT_EQ(info.zone_of_lba(d.start(first1) - 1), last0);
 
+  // The rules in a zone of each set (the second: the first of set 1 stays
+  // empty for the write from set 0 below).
   for (uint32_t set = 0; set < sets.size(); ++set) {
-    const uint32_t z0 = first_zone_of_set[set];
+    const uint32_t z0 = first_zone_of_set[set] + 1;
     const uint64_t cap = d.device->zone(z0).capacity_lbas;
     // Not at the write pointer.
-    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + 1, 1, nullptr).status,
-              Status::kZoneInvalidWrite)
+    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + 1, 1, nullptr).status, Status::kZoneInvalidWrite)
         << set;
     // Crossing the zone's end, from its write pointer.
     EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0), cap + 1, nullptr).status,
@@ -321,10 +322,8 @@ TEST(FlexZns, ZoneSetsLieOneAfterAnotherAndKeepTheNvmeZoneRules) {
     EXPECT_EQ(d.device->zone(z0).state, ZoneState::kEmpty);
     // Filled to capacity in uneven writes: full, the pointer at the zone end.
     ASSERT_EQ(d.write_random(z0, 3), Status::kSuccess);
-    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + 2, 1, nullptr).status,
-              Status::kZoneInvalidWrite);
-    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + 4, 1, nullptr).status,
-              Status::kZoneInvalidWrite);
+    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + 2, 1, nullptr).status, Status::kZoneInvalidWrite);
+    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + 4, 1, nullptr).status, Status::kZoneInvalidWrite);
     ASSERT_EQ(d.write_random(z0, cap / 2), Status::kSuccess);
     EXPECT_EQ(d.device->zone(z0).state, ZoneState::kImplicitlyOpened);
     EXPECT_EQ(d.device->zone(z0).wp_lba, d.start(z0) + 3 + cap / 2);
@@ -346,13 +345,662 @@ TEST(FlexZns, ZoneSetsLieOneAfterAnotherAndKeepTheNvmeZoneRules) {
   std::vector<uint8_t> got;
   EXPECT_EQ(d.read(d.start(first1) - 1, 2, got).status, Status::kZoneBoundaryError);
   // Zone append in a zone of set 1 lands at its write pointer.
-  const uint32_t z1 = first1 + 1;
+  const uint32_t z1 = first1 + 2;
   Command a = d.run(Opcode::kAppend, d.start(z1), 2, nullptr);
   EXPECT_EQ(a.status, Status::kSuccess);
   EXPECT_EQ(a.result_lba, d.start(z1));
   a = d.run(Opcode::kAppend, d.start(z1), 3, nullptr);
   EXPECT_EQ(a.result_lba, d.start(z1) + 2);
   EXPECT_EQ(d.run(Opcode::kAppend, d.start(z1) + 1, 1, nullptr).status, Status::kInvalidField);
+}
+
+TEST(FlexZns, InZoneParityCapacityIsTheDataDiesShareOfTheZoneSize) {
+  const Config flash = small_flex_flash();
+  const uint64_t chunk = chunk_bytes(flash);
+  // Zones of 2, 4 and 8 dies (the last a superblock).
+  const std::vector<SetSpec> sets = {{2 * chunk, 4}, {4 * chunk, 2}, {superblock_bytes(flash), 1}};
+  Config c = formatted(flash, sets, "in-zone");
+  Dev d(c);
+  ASSERT_TRUE(d.ok());
+  const DeviceInfo& info = d.device->info();
+  const uint64_t lba = c.host.lba_size_bytes;
+  ASSERT_EQ(info.zone_sets.size(), sets.size());
+  for (uint32_t set = 0; set < sets.size(); ++set) {
+    const uint64_t n = sets[set].zone_bytes / chunk;  // dies of a zone
+    const uint64_t size = sets[set].zone_bytes / lba;
+    const uint64_t cap = size * (n - 1) / n;  // Table I: N-1 data chunks
+    const uint32_t zone = info.zone_sets[set].first_zone;
+    EXPECT_EQ(info.zone_sets[set].zone_size_lbas, size) << set;
+    EXPECT_EQ(info.zone_sets[set].zone_capacity_lbas, cap) << set;
+    EXPECT_EQ(d.layout().sets()[set].zone_capacity_lbas, cap) << set;
+    for (uint32_t z = zone; z < zone + sets[set].count; ++z) {
+      EXPECT_EQ(d.device->zone(z).capacity_lbas, cap) << z;
+      EXPECT_EQ(info.zone_capacity_of(z), cap) << z;
+      EXPECT_EQ(info.zone_size_of(z), size) << z;
+    }
+    // The host may write the capacity and no more.
+    EXPECT_EQ(d.run(Opcode::kWrite, d.start(zone), cap + 1, nullptr).status,
+              Status::kZoneBoundaryError);
+    ASSERT_EQ(d.write_random(zone, cap), Status::kSuccess) << set;
+    EXPECT_EQ(d.device->zone(zone).state, ZoneState::kFull) << set;
+    EXPECT_EQ(d.device->zone(zone).wp_lba, d.start(zone) + size) << set;
+    // The zone's FBG: n dies, the last holds the parity, none of the data.
+    const FlexSlot& s = d.fbg(zone);
+    EXPECT_EQ(s.dies, n) << set;
+    EXPECT_EQ(s.data_dies, n - 1) << set;
+    ASSERT_EQ(s.parity.size(), 1u) << set;
+    EXPECT_EQ(s.parity[0].die, s.first_die + s.dies - 1) << set;
+    EXPECT_EQ(s.parity[0].superblock, s.superblock) << set;
+    const uint32_t parity_die = d.layout().flex_die(s.parity[0].die);
+    for (uint32_t page = 0; page < d.written_pages(zone); ++page) {
+      ASSERT_NE(d.flat_die(zone, page), parity_die) << set << " page " << page;
+    }
+    EXPECT_TRUE(d.reads_back(zone)) << set;
+  }
+}
+
+// Which FBGs share a die.
+bool overlaps(const FlexSlot& a, const FlexSlot& b) {
+  return a.first_die < b.first_die + b.dies && b.first_die < a.first_die + a.dies;
+}
+
+// The first write of `zone` (one LBA), checking the FBG it took: of the
+// free FBGs of its set, one whose dies hold the fewest FBGs of the other
+// active zones. Returns the slot.
+uint32_t first_write_least_loaded(Dev& d, uint32_t zone) {
+  const ZoneLayout& l = d.layout();
+  std::vector<uint32_t> load(flash_dies(d.config), 0);
+  for (uint32_t other = 0; other < d.device->info().zone_count; ++other) {
+    if (d.slot(other) == BlockMap::kUnmapped || !zone_is_active(d.device->zone(other).state)) {
+      continue;
+    }
+    const FlexSlot& s = d.fbg(other);
+    for (uint32_t die = s.first_die; die < s.first_die + s.dies; ++die) ++load[die];
+  }
+  auto cost = [&](uint32_t slot) {
+    const FlexSlot& s = l.flex_slot(slot);
+    uint64_t sum = 0;
+    for (uint32_t die = s.first_die; die < s.first_die + s.dies; ++die) sum += load[die];
+    return sum;
+  };
+  EXPECT_EQ(d.slot(zone), BlockMap::kUnmapped) << zone;
+  const std::vector<uint32_t> free = d.device->block_map().free_slots_of(zone);
+  EXPECT_FALSE(free.empty());
+  uint64_t best = UINT64_MAX;
+  for (uint32_t slot : free) best = std::min(best, cost(slot));
+  EXPECT_EQ(d.write_random(zone, 1), Status::kSuccess) << zone;
+  const uint32_t slot = d.slot(zone);
+  EXPECT_NE(std::find(free.begin(), free.end(), slot), free.end()) << zone;
+  EXPECT_EQ(l.flex_slot(slot).set, l.set_of_zone(zone)) << zone;
+  EXPECT_EQ(cost(slot), best) << "zone " << zone << " took FBG " << slot;
+  return slot;
+}
+
+TEST(FlexZns, FirstWriteTakesTheFbgOnTheLeastLoadedDies) {
+  const Config flash = small_flex_flash();
+  const uint32_t dies = flash_dies(flash);
+  {
+    // One-die zones, two superblocks of them: the first `dies` zones opened
+    // in turn land on as many different dies.
+    Config c = formatted(flash, {{chunk_bytes(flash), 2 * dies}}, "separate");
+    Dev d(c);
+    ASSERT_TRUE(d.ok());
+    std::set<uint32_t> used;
+    for (uint32_t zone = 0; zone < dies; ++zone) {
+      first_write_least_loaded(d, zone);
+      EXPECT_EQ(d.fbg(zone).dies, 1u);
+      used.insert(d.fbg(zone).first_die);
+    }
+    EXPECT_EQ(used.size(), dies);
+    // Only zone 0 stays active: the next zone avoids its die, though the
+    // first free FBG in the pool's order lies on it.
+    for (uint32_t zone = 1; zone < dies; ++zone) {
+      ASSERT_EQ(d.send(zone, ZoneAction::kFinish), Status::kSuccess);
+    }
+    const std::vector<uint32_t> free = d.device->block_map().free_slots_of(dies);
+    ASSERT_FALSE(free.empty());
+    EXPECT_EQ(d.layout().flex_slot(free.front()).first_die, d.fbg(0).first_die);
+    first_write_least_loaded(d, dies);
+    EXPECT_NE(d.fbg(dies).first_die, d.fbg(0).first_die);
+  }
+  {
+    // Two-die zones: open zones' FBGs never share a die while a free FBG
+    // that shares none exists.
+    const uint32_t per_superblock = dies / 2;
+    Config c = formatted(flash, {{2 * chunk_bytes(flash), 2 * per_superblock}}, "separate");
+    Dev d(c);
+    ASSERT_TRUE(d.ok());
+    auto check_open = [&](uint32_t zone) {
+      std::vector<uint32_t> active;
+      for (uint32_t z = 0; z < zone; ++z) {
+        if (zone_is_active(d.device->zone(z).state)) active.push_back(z);
+      }
+      bool disjoint_free = false;
+      for (uint32_t slot : d.device->block_map().free_slots_of(zone)) {
+        bool clear = true;
+        for (uint32_t z : active) clear = clear && !overlaps(d.layout().flex_slot(slot), d.fbg(z));
+        disjoint_free = disjoint_free || clear;
+      }
+      first_write_least_loaded(d, zone);
+      if (disjoint_free) {
+        for (uint32_t z : active) {
+          EXPECT_FALSE(overlaps(d.fbg(zone), d.fbg(z))) << "zones " << zone << " and " << z;
+        }
+      }
+      return disjoint_free;
+    };
+    for (uint32_t zone = 0; zone < per_superblock; ++zone) EXPECT_TRUE(check_open(zone));
+    for (uint32_t zone = 1; zone < per_superblock; ++zone) {
+      ASSERT_EQ(d.send(zone, ZoneAction::kFinish), Status::kSuccess);
+    }
+    // Zone 0 active; the second superblock's FBGs are free.
+    EXPECT_TRUE(check_open(per_superblock));
+    EXPECT_NE(d.fbg(per_superblock).first_die, d.fbg(0).first_die);
+    for (uint32_t zone = per_superblock + 1; zone < 2 * per_superblock; ++zone) check_open(zone);
+  }
+}
+
+TEST(FlexZns, ParityOfEveryStripeIsTheXorOfItsDataPages) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 4);
+  ASSERT_TRUE(d.ok());
+  const uint32_t narrow = 0;
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  // Uneven writes of `pages` pages in all.
+  auto fill = [&](uint32_t zone, uint64_t pages) {
+    const uint64_t target = pages * lpp;
+    for (uint64_t piece : {uint64_t{4}, uint64_t{13}, uint64_t{1}, uint64_t{29}, target}) {
+      const uint64_t nlb = std::min(piece, target - d.written_lbas(zone));
+      if (nlb == 0) break;
+      ASSERT_EQ(d.write_random(zone, nlb), Status::kSuccess);
+    }
+  };
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);  // maps its FBG
+  ASSERT_EQ(d.write_random(narrow, 1), Status::kSuccess);
+  const uint32_t dd_wide = d.fbg(wide).data_dies;
+  const uint32_t dd_narrow = d.fbg(narrow).data_dies;
+  // Separate parity: every die of an FBG holds data.
+  EXPECT_EQ(dd_wide, two_sets(c)[1].zone_bytes / chunk_bytes(c));
+  EXPECT_EQ(dd_narrow, two_sets(c)[0].zone_bytes / chunk_bytes(c));
+  fill(wide, 10 * dd_wide + 3);  // a partial last stripe
+  fill(narrow, 7 * dd_narrow + 1);
+
+  uint64_t programs = 0;
+  for (uint32_t zone : {wide, narrow}) {
+    const FlexSlot& s = d.fbg(zone);
+    ASSERT_EQ(s.parity.size(), parity_copies(c, s)) << zone;
+    if (s.parity.size() == 2) {
+      EXPECT_NE(s.parity[0].die, s.parity[1].die);
+    } else {
+      EXPECT_FALSE(s.parity[0].die >= s.first_die && s.parity[0].die < s.first_die + s.dies)
+          << "the parity of an FBG lies outside it";
+    }
+    ASSERT_GT(d.stripes_with_data(zone), d.full_pages(zone) / s.data_dies);  // a partial stripe
+    for (uint32_t stripe = 0; stripe < d.stripes_with_data(zone); ++stripe) {
+      std::vector<uint8_t> xored = d.xor_of_stripe(zone, stripe);
+      EXPECT_NE(xored, std::vector<uint8_t>(xored.size(), 0));
+      EXPECT_EQ(d.stored_parity(zone, stripe), xored) << "zone " << zone << " stripe " << stripe;
+    }
+    programs += uint64_t{d.full_pages(zone) / s.data_dies} * parity_copies(c, s);
+  }
+  EXPECT_EQ(d.parity_programs(), programs);
+  EXPECT_EQ(d.device->parity_counters().stripes_programmed, programs);
+
+  // Finishing a zone sends its partial stripe's parity to flash.
+  ASSERT_EQ(d.send(wide, ZoneAction::kFinish), Status::kSuccess);
+  ASSERT_EQ(d.send(narrow, ZoneAction::kFinish), Status::kSuccess);
+  programs += parity_copies(c, d.fbg(wide)) + parity_copies(c, d.fbg(narrow));
+  EXPECT_EQ(d.parity_programs(), programs);
+  for (uint32_t zone : {wide, narrow}) {
+    const uint32_t last = d.stripes_with_data(zone) - 1;
+    EXPECT_EQ(d.stored_parity(zone, last), d.xor_of_stripe(zone, last)) << zone;
+    EXPECT_TRUE(d.reads_back(zone));
+  }
+}
+
+// The first page of zone `zone`'s first stripe on flat die `flat`.
+uint32_t page_on_die(const Dev& d, uint32_t zone, uint32_t flat) {
+  for (uint32_t page = 0; page < d.fbg(zone).data_dies; ++page) {
+    if (d.flat_die(zone, page) == flat) return page;
+  }
+  ADD_FAILURE() << "zone " << zone << " has no data on die " << flat;
+  return 0;
+}
+
+TEST(FlexZns, OneFailedDieIsRebuiltFromItsStripeWithoutReadingTheLostData) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 5);
+  ASSERT_TRUE(d.ok());
+  const uint32_t narrow = 0;
+  const uint32_t other = 1;
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  ASSERT_EQ(d.write_random(narrow, 1), Status::kSuccess);
+  const uint32_t dd = d.fbg(narrow).data_dies;
+  // The die of the narrow zone's first data page: its tail stripe's only page.
+  const uint32_t lost_die = d.layout().flex_die(d.fbg(narrow).first_die);
+  EXPECT_EQ(d.flat_die(narrow, 0), lost_die);
+  EXPECT_EQ(d.layout().flex_die(d.layout().die_of_page(d.slot(narrow), 0)), lost_die);
+  ASSERT_EQ(d.write_random(narrow, (20 * dd + 1) * lpp - 1), Status::kSuccess);
+  ASSERT_EQ(d.write_random(other, (5 * dd + 1) * lpp), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
+  const uint32_t dd_wide = d.fbg(wide).data_dies;
+  // The wide zone's tail stripe ends on the lost die.
+  const uint32_t at = page_on_die(d, wide, lost_die);
+  ASSERT_LT(at + 1, dd_wide);
+  ASSERT_EQ(d.write_random(wide, (6 * dd_wide + at + 1) * lpp - 1), Status::kSuccess);
+
+  const uint64_t probe = d.start(wide) + at * lpp;  // a page of a full stripe
+  const uint64_t healthy_ns = d.idle_read_latency(probe, lpp);
+
+  ASSERT_TRUE(d.fail(lost_die).ok());
+  EXPECT_TRUE(d.failed(lost_die));
+  uint64_t lost = 0;
+  for (uint32_t zone : {narrow, other, wide}) lost += d.clobber_lost(zone);
+  EXPECT_GE(lost, 20u + 6u);  // a page a stripe, tails included
+  std::vector<uint8_t> junk(d.page_bytes());
+  ASSERT_TRUE(d.device->backing().read(d.start(narrow), static_cast<uint32_t>(lpp), junk.data()));
+  EXPECT_NE(junk, d.expected(narrow, 0, lpp));
+
+  for (uint32_t zone : {narrow, other, wide}) EXPECT_TRUE(d.reads_back(zone)) << zone;
+  EXPECT_EQ(d.device->parity_counters().rebuilt_pages, lost);
+  EXPECT_GT(d.device->parity_counters().rebuild_reads, 0u);
+  EXPECT_EQ(d.device->parity_counters().unrecoverable_reads, 0u);
+
+  // The rebuild reads the rest of the stripe: slower than the page alone.
+  const uint64_t rebuilt_ns = d.idle_read_latency(probe, lpp);
+  EXPECT_GT(rebuilt_ns, healthy_ns);
+  std::vector<uint8_t> got;
+  ASSERT_EQ(d.read(probe, lpp, got).status, Status::kSuccess);
+  EXPECT_EQ(got, d.expected(wide, at * lpp, lpp));
+
+  // Data written after the failure: its pages on the failed die are never
+  // programmed, and come back from the stripe as well.
+  ASSERT_EQ(d.write_random(wide, 2 * dd_wide * lpp + 1), Status::kSuccess);
+  ASSERT_EQ(d.write_random(narrow, 3 * lpp), Status::kSuccess);
+  for (uint32_t zone : {narrow, wide}) {
+    d.clobber_lost(zone);
+    EXPECT_TRUE(d.reads_back(zone)) << zone;
+  }
+}
+
+// Reads each page of the zone's data alone; each must come back right or
+// fail with UNRECOVERED_READ_ERROR, as readable() says. Returns the failed
+// reads; counts the lost pages read back in `rebuilt`.
+uint64_t check_pages(Dev& d, uint32_t zone, uint64_t& rebuilt) {
+  uint64_t failed = 0;
+  const uint64_t lpp = d.lpp();
+  for (uint32_t page = 0; page < d.written_pages(zone); ++page) {
+    const uint64_t nlb = std::min<uint64_t>(lpp, d.written_lbas(zone) - page * lpp);
+    std::vector<uint8_t> got;
+    Command c = d.read(d.start(zone) + page * lpp, nlb, got);
+    if (d.readable(zone, page)) {
+      EXPECT_EQ(c.status, Status::kSuccess) << "zone " << zone << " page " << page;
+      EXPECT_EQ(got, d.expected(zone, page * lpp, nlb)) << "zone " << zone << " page " << page;
+      if (page < d.full_pages(zone) && d.failed(d.flat_die(zone, page))) ++rebuilt;
+    } else {
+      EXPECT_EQ(c.status, Status::kUnrecoveredReadError) << "zone " << zone << " page " << page;
+      ++failed;
+    }
+  }
+  return failed;
+}
+
+TEST(FlexZns, ASecondFailureInAStripeFailsItsReadsAndNeverReturnsWrongData) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 6);
+  ASSERT_TRUE(d.ok());
+  const uint32_t narrow = 0;
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  ASSERT_EQ(d.write_random(narrow, 1), Status::kSuccess);
+  const FlexSlot& s = d.fbg(narrow);
+  ASSERT_EQ(s.data_dies, 2u);
+  // Both dies of the narrow zone's FBG fail; the wide zone spans them too.
+  const uint32_t first = d.layout().flex_die(s.first_die);
+  const uint32_t second = d.layout().flex_die(s.first_die + 1);
+  ASSERT_EQ(d.write_random(narrow, (5 * s.data_dies + 1) * lpp - 1), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
+  const uint32_t dd_wide = d.fbg(wide).data_dies;
+  // The wide zone's tail stripe holds a page on one failed die, not the other.
+  const uint32_t tail = std::min(page_on_die(d, wide, first), page_on_die(d, wide, second)) + 1;
+  ASSERT_LT(tail, dd_wide);
+  ASSERT_EQ(d.write_random(wide, (5 * dd_wide + tail) * lpp - 1), Status::kSuccess);
+
+  ASSERT_TRUE(d.fail(first).ok());
+  ASSERT_TRUE(d.fail(second).ok());
+  d.clobber_lost(narrow);
+  d.clobber_lost(wide);
+
+  uint64_t rebuilt = 0;
+  uint64_t failed = 0;
+  for (uint32_t zone : {narrow, wide}) {
+    uint64_t zone_rebuilt = 0;
+    const uint64_t zone_failed = check_pages(d, zone, zone_rebuilt);
+    // Every full stripe lost two pages; the tail's lost page alone comes back.
+    EXPECT_GE(zone_failed, 5u * 2u) << zone;
+    EXPECT_GE(zone_rebuilt, 1u) << zone;
+    rebuilt += zone_rebuilt;
+    failed += zone_failed;
+    // A read touching a lost page fails as a whole.
+    std::vector<uint8_t> got;
+    EXPECT_EQ(d.read(d.start(zone), d.written_lbas(zone), got).status,
+              Status::kUnrecoveredReadError);
+    ++failed;
+  }
+  EXPECT_EQ(d.device->parity_counters().unrecoverable_reads, failed);
+  EXPECT_GE(d.device->parity_counters().rebuilt_pages, rebuilt);
+  // A read of live pages only still succeeds.
+  for (uint32_t page = 0; page < dd_wide; ++page) {
+    if (d.failed(d.flat_die(wide, page))) continue;
+    std::vector<uint8_t> got;
+    ASSERT_EQ(d.read(d.start(wide) + page * lpp, lpp, got).status, Status::kSuccess);
+    EXPECT_EQ(got, d.expected(wide, page * lpp, lpp));
+  }
+}
+
+TEST(FlexZns, ASuperblockWideZoneRebuildsFromItsSecondParityCopy) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 7);
+  ASSERT_TRUE(d.ok());
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
+  const FlexSlot& s = d.fbg(wide);
+  ASSERT_EQ(s.dies, flash_dies(c));
+  ASSERT_EQ(s.parity.size(), 2u);
+  ASSERT_NE(s.parity[0].die, s.parity[1].die);
+  const uint32_t copy0 = d.layout().flex_die(s.parity[0].die);
+  ASSERT_EQ(d.write_random(wide, (4 * s.data_dies + 5) * lpp - 1), Status::kSuccess);
+  for (uint32_t stripe = 0; stripe < d.stripes_with_data(wide); ++stripe) {
+    EXPECT_EQ(d.layout().parity_page(d.slot(wide), 0, stripe).plane / d.ppd(), copy0);
+    EXPECT_NE(d.layout().parity_page(d.slot(wide), 1, stripe).plane / d.ppd(), copy0);
+  }
+  // Copy 0's die holds data of the zone too (the FBG spans every die).
+  page_on_die(d, wide, copy0);
+
+  const uint64_t busy = d.device->flash().die_busy_ns(copy0);
+  ASSERT_TRUE(d.fail(copy0).ok());
+  const uint64_t lost = d.clobber_lost(wide);
+  EXPECT_GE(lost, 4u);
+  uint64_t rebuilt = 0;
+  EXPECT_EQ(check_pages(d, wide, rebuilt), 0u);
+  EXPECT_EQ(rebuilt, lost);
+  EXPECT_TRUE(d.reads_back(wide));
+  EXPECT_EQ(d.device->parity_counters().rebuilt_pages, 2 * lost);
+  EXPECT_EQ(d.device->parity_counters().unrecoverable_reads, 0u);
+  // Nothing was read from the failed die, its parity copy included.
+  EXPECT_EQ(d.device->flash().die_busy_ns(copy0), busy);
+}
+
+TEST(FlexZns, InZoneParityDieLossNeedsNoRebuildADataDieLossIsRebuilt) {
+  const Config flash = small_flex_flash();
+  Config c =
+      formatted(flash, {{4 * chunk_bytes(flash), 2}, {superblock_bytes(flash), 2}}, "in-zone");
+  for (bool parity_die : {true, false}) {
+    SCOPED_TRACE(parity_die ? "parity die fails" : "data die fails");
+    Dev d(c, 8);
+    ASSERT_TRUE(d.ok());
+    const uint32_t zone = 0;
+    const uint64_t lpp = d.lpp();
+    ASSERT_EQ(d.write_random(zone, 1), Status::kSuccess);
+    const FlexSlot& s = d.fbg(zone);
+    ASSERT_EQ(s.data_dies, s.dies - 1);
+    ASSERT_EQ(d.write_random(zone, (6 * s.data_dies + 2) * lpp - 1), Status::kSuccess);
+    // In-zone parity is XOR too, one copy a stripe.
+    for (uint32_t stripe = 0; stripe < d.stripes_with_data(zone); ++stripe) {
+      EXPECT_EQ(d.stored_parity(zone, stripe), d.xor_of_stripe(zone, stripe)) << stripe;
+    }
+    EXPECT_EQ(d.parity_programs(), d.full_pages(zone) / s.data_dies);
+
+    const uint32_t die = d.layout().flex_die(parity_die ? s.parity[0].die : s.first_die);
+    const uint64_t busy = d.device->flash().die_busy_ns(die);
+    ASSERT_TRUE(d.fail(die).ok());
+    const uint64_t lost = d.clobber_lost(zone);
+    EXPECT_TRUE(d.reads_back(zone));
+    const ZnsDevice::ParityCounters& p = d.device->parity_counters();
+    EXPECT_EQ(p.unrecoverable_reads, 0u);
+    EXPECT_EQ(d.device->flash().die_busy_ns(die), busy);
+    if (parity_die) {
+      EXPECT_EQ(lost, 0u);
+      EXPECT_EQ(p.rebuilt_pages, 0u);
+      EXPECT_EQ(p.rebuild_reads, 0u);
+    } else {
+      EXPECT_EQ(lost, 6u + 1u);  // a page of each stripe, the tail's included
+      EXPECT_EQ(p.rebuilt_pages, lost);
+      EXPECT_GT(p.rebuild_reads, 0u);
+    }
+  }
+}
+
+TEST(FlexZns, WithoutParityAFailedDiesPagesAreUnrecoveredReadErrors) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "none");
+  Dev d(c, 9);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.device->info().backing_lbas(), d.device->info().capacity_lbas);
+  const uint32_t narrow = 0;
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  ASSERT_EQ(d.write_random(narrow, 1), Status::kSuccess);
+  const uint32_t dd = d.fbg(narrow).data_dies;
+  EXPECT_EQ(dd, d.fbg(narrow).dies);
+  EXPECT_TRUE(d.fbg(narrow).parity.empty());
+  ASSERT_EQ(d.write_random(narrow, (3 * dd + 1) * lpp - 1), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, (2 * superblock_bytes(c) / chunk_bytes(c) + 3) * lpp),
+            Status::kSuccess);
+  const uint32_t die = d.flat_die(narrow, 0);
+  ASSERT_TRUE(d.fail(die).ok());
+  uint64_t lost = 0;
+  for (uint32_t zone : {narrow, wide}) lost += d.clobber_lost(zone);
+  uint64_t rebuilt = 0;
+  uint64_t failed = 0;
+  for (uint32_t zone : {narrow, wide}) failed += check_pages(d, zone, rebuilt);
+  EXPECT_EQ(failed, lost);
+  EXPECT_GE(failed, 4u + 2u);
+  EXPECT_EQ(rebuilt, 0u);
+  EXPECT_EQ(d.device->parity_counters().rebuilt_pages, 0u);
+  EXPECT_EQ(d.device->parity_counters().unrecoverable_reads, failed);
+  EXPECT_EQ(d.parity_programs(), 0u);
+}
+
+TEST(FlexZns, RecoveredRecomputesATailStripesParityACrashLeftCorrupt) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 10);
+  ASSERT_TRUE(d.ok());
+  const uint32_t narrow = 0;
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  ASSERT_EQ(d.write_random(narrow, 1), Status::kSuccess);
+  ASSERT_EQ(d.write_random(narrow, (4 * d.fbg(narrow).data_dies + 1) * lpp - 1), Status::kSuccess);
+  const uint32_t die = d.flat_die(narrow, d.full_pages(narrow) - 1);  // on the tail stripe
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
+  const uint32_t at = page_on_die(d, wide, die);
+  ASSERT_LT(at + 1, d.fbg(wide).data_dies);
+  ASSERT_EQ(d.write_random(wide, (3 * d.fbg(wide).data_dies + at + 1) * lpp - 1), Status::kSuccess);
+
+  // A process killed mid-write leaves the parity buffer of the stripe being
+  // filled behind its data.
+  for (uint32_t zone : {narrow, wide}) {
+    const uint32_t tail = d.stripes_with_data(zone) - 1;
+    ASSERT_NE(d.full_pages(zone) % d.fbg(zone).data_dies, 0u) << zone;
+    std::vector<uint8_t> junk = d.random_bytes(d.page_bytes());
+    ASSERT_TRUE(d.device->backing().write(d.parity_lba(d.slot(zone), tail),
+                                          static_cast<uint32_t>(lpp), junk.data()));
+    EXPECT_NE(d.stored_parity(zone, tail), d.xor_of_stripe(zone, tail));
+  }
+  d.device->recovered();
+  for (uint32_t zone : {narrow, wide}) {
+    for (uint32_t stripe = 0; stripe < d.stripes_with_data(zone); ++stripe) {
+      EXPECT_EQ(d.stored_parity(zone, stripe), d.xor_of_stripe(zone, stripe))
+          << "zone " << zone << " stripe " << stripe;
+    }
+  }
+
+  ASSERT_TRUE(d.fail(die).ok());
+  uint64_t lost = 0;
+  for (uint32_t zone : {narrow, wide}) lost += d.clobber_lost(zone);
+  for (uint32_t zone : {narrow, wide}) EXPECT_TRUE(d.reads_back(zone)) << zone;
+  EXPECT_EQ(d.device->parity_counters().rebuilt_pages, lost);
+  // The tail pages on the failed die in particular.
+  for (uint32_t zone : {narrow, wide}) {
+    const uint32_t page = d.full_pages(zone) - 1;
+    ASSERT_EQ(d.flat_die(zone, page), die) << zone;
+    std::vector<uint8_t> got;
+    ASSERT_EQ(d.read(d.start(zone) + page * lpp, lpp, got).status, Status::kSuccess);
+    EXPECT_EQ(got, d.expected(zone, page * lpp, lpp)) << zone;
+  }
+}
+
+TEST(FlexZns, ExportImportKeepsFailedDiesWritePointersAndFbgs) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev a(c, 11);
+  ASSERT_TRUE(a.ok());
+  const uint32_t wide = a.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = a.lpp();
+  ASSERT_EQ(a.write_random(0, (3 * 2 + 1) * lpp), Status::kSuccess);
+  ASSERT_EQ(a.write_random(1, 2 * lpp + 1), Status::kSuccess);
+  ASSERT_EQ(a.send(1, ZoneAction::kFinish), Status::kSuccess);
+  ASSERT_EQ(a.write_random(wide, (2 * a.fbg(wide).data_dies + 3) * lpp), Status::kSuccess);
+  ASSERT_EQ(a.send(wide + 1, ZoneAction::kOpen), Status::kSuccess);
+  const uint32_t die0 = a.flat_die(0, 0);
+  const uint32_t die1 = a.flat_die(1, 0);
+  ASSERT_NE(die0, die1);
+  ASSERT_TRUE(a.fail(die0).ok());
+  ASSERT_TRUE(a.fail(die1).ok());
+
+  ImageState state;
+  a.device->export_state(state);
+  Dev b(c, 12);
+  ASSERT_TRUE(b.ok());
+  Outcome imported = b.device->import_state(state);
+  ASSERT_TRUE(imported.ok()) << imported.error();
+
+  uint32_t failed = 0;
+  for (uint32_t flat = 0; flat < flash_dies(c); ++flat) {
+    EXPECT_EQ(b.failed(flat), a.failed(flat)) << flat;
+    failed += b.failed(flat) ? 1u : 0u;
+  }
+  EXPECT_EQ(failed, 2u);
+  EXPECT_TRUE(b.failed(die0));
+  EXPECT_TRUE(b.failed(die1));
+  for (uint32_t zone = 0; zone < a.device->info().zone_count; ++zone) {
+    ZoneDescriptor x = a.device->zone(zone);
+    ZoneDescriptor y = b.device->zone(zone);
+    EXPECT_EQ(y.start_lba, x.start_lba) << zone;
+    EXPECT_EQ(y.capacity_lbas, x.capacity_lbas) << zone;
+    EXPECT_EQ(y.wp_lba, x.wp_lba) << zone;
+    EXPECT_EQ(y.state, x.state) << zone;
+    EXPECT_EQ(b.slot(zone), a.slot(zone)) << zone;
+  }
+  EXPECT_EQ(b.device->zone(0).wp_lba, b.start(0) + a.written_lbas(0));
+  EXPECT_EQ(b.device->zone(1).state, ZoneState::kFull);
+  EXPECT_EQ(b.device->zone(wide + 1).state, ZoneState::kExplicitlyOpened);
+
+  // With the data and parity carried over (an image's data region), the
+  // lost pages come back from the imported device as from the first.
+  b.shadow = a.shadow;
+  std::vector<uint8_t> buffer;
+  for (uint32_t zone = 0; zone < a.device->info().zone_count; ++zone) {
+    if (a.written_lbas(zone) == 0) continue;
+    const auto nlb = static_cast<uint32_t>(a.written_lbas(zone));
+    buffer.resize(nlb * a.lba_bytes());
+    ASSERT_TRUE(a.device->backing().read(a.start(zone), nlb, buffer.data()));
+    ASSERT_TRUE(b.device->backing().write(b.start(zone), nlb, buffer.data()));
+    const uint32_t slot = a.slot(zone);
+    const auto parity = static_cast<uint32_t>(a.layout().stripes_of_slot(slot) * lpp);
+    buffer.resize(parity * a.lba_bytes());
+    ASSERT_TRUE(a.device->backing().read(a.parity_lba(slot, 0), parity, buffer.data()));
+    ASSERT_TRUE(b.device->backing().write(b.parity_lba(slot, 0), parity, buffer.data()));
+  }
+  uint64_t rebuilt = 0;
+  for (uint32_t zone : {0u, 1u, wide}) {
+    b.clobber_lost(zone);
+    check_pages(b, zone, rebuilt);
+  }
+  EXPECT_GT(rebuilt, 0u);
+  // Writes go on at the imported write pointer.
+  EXPECT_EQ(b.run(Opcode::kWrite, b.start(0), 1, nullptr).status, Status::kZoneInvalidWrite);
+  ASSERT_EQ(b.write_random(0, lpp), Status::kSuccess);
+  EXPECT_EQ(b.device->zone(0).wp_lba, b.start(0) + b.written_lbas(0));
+  b.clobber_lost(0);
+  check_pages(b, 0, rebuilt);
+}
+
+TEST(FlexZns, AResetZoneStartsItsParityAfreshOnTheSameFbg) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 13);
+  ASSERT_TRUE(d.ok());
+  const ZoneSetInfo& set = d.device->info().zone_sets[1];
+  const uint32_t wide = set.first_zone;
+  const uint64_t lpp = d.lpp();
+  // The set's other zones take every FBG but one: the zone gets its FBG back.
+  for (uint32_t zone = wide + 1; zone < set.first_zone + set.zone_count; ++zone) {
+    ASSERT_EQ(d.write_random(zone, 1), Status::kSuccess);
+  }
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
+  const uint32_t slot = d.slot(wide);
+  const uint32_t dd = d.fbg(wide).data_dies;
+  ASSERT_EQ(d.write_random(wide, (3 * dd + 2) * lpp - 1), Status::kSuccess);
+  ASSERT_EQ(d.send(wide, ZoneAction::kReset), Status::kSuccess);
+  EXPECT_EQ(d.slot(wide), BlockMap::kUnmapped);
+  EXPECT_EQ(d.device->zone(wide).state, ZoneState::kEmpty);
+  d.shadow[wide].clear();
+  ASSERT_EQ(d.write_random(wide, (2 * dd + 5) * lpp), Status::kSuccess);
+  EXPECT_EQ(d.slot(wide), slot);
+  for (uint32_t stripe = 0; stripe < d.stripes_with_data(wide); ++stripe) {
+    EXPECT_EQ(d.stored_parity(wide, stripe), d.xor_of_stripe(wide, stripe)) << stripe;
+  }
+  ASSERT_TRUE(d.fail(d.flat_die(wide, 1)).ok());
+  EXPECT_GT(d.clobber_lost(wide), 0u);
+  EXPECT_TRUE(d.reads_back(wide));
+}
+
+TEST(FlexZns, RebuildsPartsOfPagesWhenAPageHoldsSeveralLbas) {
+  // 16 KiB pages of four 4 KiB LBAs.
+  const Config flash = small_flex_flash({"flash.page_size=16KiB"});
+  Config c = formatted(flash, two_sets(flash), "separate");
+  Dev d(c, 14);
+  ASSERT_TRUE(d.ok());
+  const uint64_t lpp = d.lpp();
+  ASSERT_GT(lpp, 1u);
+  const uint32_t narrow = 0;
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  ASSERT_EQ(d.write_random(narrow, 3), Status::kSuccess);
+  ASSERT_EQ(d.write_random(narrow, 3 * d.fbg(narrow).data_dies * lpp + 2), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, 2 * d.fbg(wide).data_dies * lpp + 5), Status::kSuccess);
+  for (uint32_t zone : {narrow, wide}) {
+    for (uint32_t stripe = 0; stripe < d.stripes_with_data(zone); ++stripe) {
+      EXPECT_EQ(d.stored_parity(zone, stripe), d.xor_of_stripe(zone, stripe))
+          << "zone " << zone << " stripe " << stripe;
+    }
+  }
+  const uint32_t die = d.flat_die(narrow, 0);
+  ASSERT_TRUE(d.fail(die).ok());
+  for (uint32_t zone : {narrow, wide}) {
+    EXPECT_GT(d.clobber_lost(zone), 0u) << zone;
+    EXPECT_TRUE(d.reads_back(zone)) << zone;
+    // Single LBAs, and two LBAs across a page boundary, of every lost page.
+    for (uint32_t page = 0; page < d.full_pages(zone); ++page) {
+      if (d.flat_die(zone, page) != die) continue;
+      for (uint64_t lba = page * lpp; lba < (page + 1) * lpp; ++lba) {
+        const uint64_t nlb = std::min<uint64_t>(2, d.written_lbas(zone) - lba);
+        std::vector<uint8_t> got;
+        ASSERT_EQ(d.read(d.start(zone) + lba, nlb, got).status, Status::kSuccess)
+            << "zone " << zone << " lba " << lba;
+        EXPECT_EQ(got, d.expected(zone, lba, nlb)) << "zone " << zone << " lba " << lba;
+      }
+    }
+  }
+  EXPECT_EQ(d.device->parity_counters().unrecoverable_reads, 0u);
 }
 
 }  // namespace

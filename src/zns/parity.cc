@@ -150,18 +150,22 @@ bool ZnsDevice::rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to
   return true;
 }
 
-Outcome ZnsDevice::inject_die(uint32_t channel, uint32_t way) {
+Outcome ZnsDevice::inject_die(uint32_t channel, uint32_t way, bool failed) {
   const FlashConfig& f = config_.flash;
   if (channel >= f.channels || way >= f.dies_per_channel) {
     return Error{fmt::format("die {}:{} does not exist (the flash has channels 0-{} and dies 0-{})",
                              channel, way, f.channels - 1, f.dies_per_channel - 1)};
   }
   auto flat = static_cast<uint32_t>(channel * f.dies_per_channel + way);
-  if (failed_[flat] != 0) return {};
-  failed_[flat] = 1;
-  ++failed_count_;
+  if ((failed_[flat] != 0) == failed) return {};
+  failed_[flat] = failed ? 1 : 0;
+  if (failed) {
+    ++failed_count_;
+  } else {
+    --failed_count_;
+  }
   if (log_ != nullptr) {
-    log_->die_failed(flat);
+    log_->die_changed(flat, failed);
     (void)log_destroying();  // the record is durable before anything reads past it
   }
   return {};

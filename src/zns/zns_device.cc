@@ -489,7 +489,10 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
     }
   }
   out["failed_dies"] = std::move(failed);
-  if (!layout_.flex()) return;
+  if (!layout_.flex()) {
+    out["parity"] = {{"placement", "none"}, {"area_bytes", 0}, {"percent_of_flash", 0.0}};
+    return;
+  }
   const FlexLayout& plan = *layout_.flex_layout();
   const uint64_t lba = layout_.lba_size_bytes();
   nlohmann::ordered_json sets = nlohmann::ordered_json::array();
@@ -509,6 +512,12 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
                     {"max_open_by_budget", layout_.budget_zones_of_set(i)}});
   }
   const double flash_bytes = static_cast<double>(plan.geometry.flash_bytes());
+  // The contract's summary: the flash that holds parity (the parity area
+  // apart, or the zones' own parity chunks).
+  out["parity"] = {
+      {"placement", parity_placement_name(plan.placement)},
+      {"area_bytes", plan.parity_bytes()},
+      {"percent_of_flash", 100.0 * static_cast<double>(plan.parity_bytes()) / flash_bytes}};
   out["flexzns"] = {
       {"parity", parity_placement_name(plan.placement)},
       {"chunk_bytes", plan.geometry.chunk_bytes},

@@ -48,7 +48,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // Test hook: the media fails under a zone (read-only or offline).
   void inject(uint32_t zone, ZoneState state);
   Outcome inject_zone(uint32_t zone, ZoneState state) override;
-  Outcome inject_die(uint32_t channel, uint32_t way) override;
+  Outcome inject_die(uint32_t channel, uint32_t way, bool failed = true) override;
   void recovered() override;
   bool die_failed(uint32_t flat_die) const { return failed_[flat_die] != 0; }
   // Die-level RAID counters (FlexZNS parity).
