@@ -124,12 +124,19 @@ Outcome ZoneLayout::set_limits(const Config& c) {
     return Error{fmt::format("zns.max_open ({}) must not exceed zns.max_active ({})", z.max_open,
                              z.max_active)};
   }
-  if (z.max_active > count || z.max_open > count) {
+  // A FlexZNS format may make fewer zones than the controller's limits: the
+  // limits then stop at the zone count.
+  if (l.flex()) {
+    l.max_active_ = static_cast<uint32_t>(std::min<uint64_t>(z.max_active, count));
+    l.max_open_ = static_cast<uint32_t>(std::min<uint64_t>(z.max_open, count));
+  } else if (z.max_active > count || z.max_open > count) {
     return Error{fmt::format("zns.max_open/max_active ({}/{}) exceed the zone count ({})",
                              z.max_open, z.max_active, count)};
   }
-  l.max_active_ = static_cast<uint32_t>(z.max_active);
-  l.max_open_ = static_cast<uint32_t>(z.max_open);
+  if (!l.flex()) {
+    l.max_active_ = static_cast<uint32_t>(z.max_active);
+    l.max_open_ = static_cast<uint32_t>(z.max_open);
+  }
   l.max_open_blocks_ = z.max_open_blocks;
   if (z.max_open_blocks != 0) {
     // The widest zone decides: the limits hold whichever zones are opened.
