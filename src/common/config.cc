@@ -336,16 +336,16 @@ Result<std::string> zone_format_from_array(const toml::array& array) {
       } else if (auto n = value.as_integer(); n && n->get() >= 0) {
         field = fmt::format("{}", n->get());
       } else {
-        return Error{fmt::format("zone set field '{}' must be a size or a count",
-                                 printable(name.str()))};
+        return Error{
+            fmt::format("zone set field '{}' must be a size or a count", printable(name.str()))};
       }
       if (name.str() == "size") {
         size = field;
       } else if (name.str() == "count") {
         count = field;
       } else {
-        return Error{fmt::format("zone set field '{}' is not size or count",
-                                 printable(name.str()))};
+        return Error{
+            fmt::format("zone set field '{}' is not size or count", printable(name.str()))};
       }
     }
     if (size.empty() || count.empty()) return Error{"each zone set needs a size and a count"};
@@ -367,8 +367,8 @@ Outcome set_from_node(Config& config, const Key& key, const toml::node& node,
       return set_from_text(config, key, *text, origin);
     }
     if (auto s = node.as_string()) return set_from_text(config, key, s->get(), origin);
-    return Error{fmt::format("{}: {} must be \"SIZE:COUNT,...\" or an array of tables", origin,
-                             key.name)};
+    return Error{
+        fmt::format("{}: {} must be \"SIZE:COUNT,...\" or an array of tables", origin, key.name)};
   }
   if (auto s = node.as_string()) return set_from_text(config, key, s->get(), origin);
   if (auto i = node.as_integer()) {
@@ -503,8 +503,8 @@ std::string config_to_json(const Config& config) {
 std::vector<ConfigKeyInfo> config_keys() {
   std::vector<ConfigKeyInfo> out;
   for (const auto& key : keys()) {
-    static constexpr const char* kKindNames[] = {"count",  "size",    "time",       "rate",
-                                                 "bool",   "choice",  "percent",    "zone-format"};
+    static constexpr const char* kKindNames[] = {"count", "size",   "time",    "rate",
+                                                 "bool",  "choice", "percent", "zone-format"};
     out.push_back({key.name, kKindNames[static_cast<int>(key.kind)], key.description});
   }
   return out;
@@ -517,12 +517,12 @@ Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text) {
   size_t begin = 0;
   while (begin <= text.size()) {
     size_t comma = text.find(',', begin);
-    std::string_view item =
-        text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
+    std::string_view item = text.substr(
+        begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
     size_t colon = item.find(':');
     if (colon == std::string_view::npos) {
-      return Error{fmt::format("zone set '{}' is not SIZE:COUNT (e.g. 512MiB:64)",
-                               one_line(item, 40))};
+      return Error{
+          fmt::format("zone set '{}' is not SIZE:COUNT (e.g. 512MiB:64)", one_line(item, 40))};
     }
     auto size = parse_size_bytes(item.substr(0, colon));
     if (!size || *size == 0) {
@@ -535,8 +535,8 @@ Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text) {
                                one_line(item.substr(colon + 1), 40))};
     }
     if (*count == 0 || *count > kU32) {
-      return Error{fmt::format("zone set '{}': the count must be 1 to {}", one_line(item, 40),
-                               kU32)};
+      return Error{
+          fmt::format("zone set '{}': the count must be 1 to {}", one_line(item, 40), kU32)};
     }
     if (sets.size() == kMaxZoneSets) {
       return Error{fmt::format("more than {} zone sets", kMaxZoneSets)};

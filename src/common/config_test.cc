@@ -148,8 +148,8 @@ TEST(Config, TheContractKeysExist) {
 }
 
 TEST(Config, EveryKeyHasAKindAndADescription) {
-  const std::set<std::string> kinds = {"count", "size",   "time", "rate",
-                                       "bool",  "choice", "text", "percent", "zone-format"};
+  const std::set<std::string> kinds = {"count",  "size", "time",    "rate",       "bool",
+                                       "choice", "text", "percent", "zone-format"};
   std::set<std::string> names;
   for (const ConfigKeyInfo& key : config_keys()) {
     SCOPED_TRACE(key.name);

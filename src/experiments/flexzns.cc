@@ -355,8 +355,8 @@ Result<ExperimentResult> run_die_failure(const RunOptions& options) {
   // superblocks of 64 MiB), so the data fits in memory: zones of 16 dies and
   // of every die, the stripes as wide as the paper's.
   const std::vector<std::string> geometry = {
-      "flash.blocks_per_plane=16", options.quick ? "flash.pages_per_block=16"
-                                                 : "flash.pages_per_block=64",
+      "flash.blocks_per_plane=16",
+      options.quick ? "flash.pages_per_block=16" : "flash.pages_per_block=64",
       "store.backing=memory"};
   const std::string format = options.quick ? "4MiB:16,16MiB:8" : "16MiB:16,64MiB:8";
   const uint32_t chunk_blocks = 32;  // 128 KiB writes and reads
@@ -450,12 +450,11 @@ Result<ExperimentResult> run_die_failure(const RunOptions& options) {
           }
         }
       }
-      result.table.add_row({std::string(parity), std::string(phase), index, all.reads,
-                            all.verified_blocks, all.mismatched_blocks, all.unreadable_blocks,
-                            percentile_us(all.latencies_ns, 0.5),
-                            percentile_us(all.latencies_ns, 0.99),
-                            counters("rebuilt_pages") - rebuilt,
-                            counters("rebuild_reads") - rebuild_reads});
+      result.table.add_row(
+          {std::string(parity), std::string(phase), index, all.reads, all.verified_blocks,
+           all.mismatched_blocks, all.unreadable_blocks, percentile_us(all.latencies_ns, 0.5),
+           percentile_us(all.latencies_ns, 0.99), counters("rebuilt_pages") - rebuilt,
+           counters("rebuild_reads") - rebuild_reads});
       mismatched_total += all.mismatched_blocks;
       return all;
     };
@@ -487,16 +486,16 @@ Result<ExperimentResult> run_die_failure(const RunOptions& options) {
   result.comparisons.push_back({"blocks read back wrong, all phases", "blocks", std::nullopt,
                                 static_cast<double>(mismatched_total),
                                 "a lost block is reported (UNRECOVERED_READ_ERROR), never wrong"});
-  result.comparisons.push_back(
-      {"128 KiB read P99, one die failed / healthy (separate parity)", "x", std::nullopt,
-       healthy_p99 == 0 ? 0.0 : degraded_p99 / healthy_p99,
-       "the rebuild reads every other page of the stripe and its parity"});
-  result.parameters = {{"preset", "flexzns"},
-                       {"overrides", geometry},
-                       {"format", format},
-                       {"fill", "each zone to 90 % of its capacity, 128 KiB writes at queue depth 1"},
-                       {"failures", "die 3:1 after half the zones, die 5:6 before the last read"},
-                       {"reads", "128 KiB at queue depth 1 over every written block"}};
+  result.comparisons.push_back({"128 KiB read P99, one die failed / healthy (separate parity)", "x",
+                                std::nullopt, healthy_p99 == 0 ? 0.0 : degraded_p99 / healthy_p99,
+                                "the rebuild reads every other page of the stripe and its parity"});
+  result.parameters = {
+      {"preset", "flexzns"},
+      {"overrides", geometry},
+      {"format", format},
+      {"fill", "each zone to 90 % of its capacity, 128 KiB writes at queue depth 1"},
+      {"failures", "die 3:1 after half the zones, die 5:6 before the last read"},
+      {"reads", "128 KiB at queue depth 1 over every written block"}};
   result.plot = {.x = "phase_index",
                  .y = "read_latency_p99_us",
                  .series = "parity",

@@ -28,8 +28,8 @@ Result<DeviceInfo> device_info_of(const Config& config) {
     info.zone_capacity_lbas = geometry->zone_capacity_lbas;
     info.zone_count = geometry->zone_count;
     info.capacity_lbas = uint64_t{geometry->zone_count} * geometry->zone_capacity_lbas;
-    info.zone_sets = uniform_zone_sets(info.zone_size_lbas, info.zone_capacity_lbas,
-                                       info.zone_count);
+    info.zone_sets =
+        uniform_zone_sets(info.zone_size_lbas, info.zone_capacity_lbas, info.zone_count);
     return info;
   }
   auto layout = ZoneLayout::make(config);

@@ -407,7 +407,7 @@ Result<CreatedImage> Stack::create_image(const std::string& path, Config config,
 }
 
 Result<CreatedImage> Stack::format_image(const std::string& path, const std::string& zone_format,
-                                        const std::string& parity) {
+                                         const std::string& parity) {
   // Read the image as it is (its journal replayed in memory), without
   // writing it: a refused format leaves it as it was.
   StackOptions read_only;
@@ -430,8 +430,8 @@ Result<CreatedImage> Stack::format_image(const std::string& path, const std::str
   config.zns.format = zone_format_text(*sets);
   if (!parity.empty()) {
     if (parity != "none" && parity != "in-zone" && parity != "separate") {
-      return Error{fmt::format("--parity {}: expected none, in-zone or separate",
-                               one_line(parity, 40))};
+      return Error{
+          fmt::format("--parity {}: expected none, in-zone or separate", one_line(parity, 40))};
     }
     config.zns.parity_placement = parity;
   }

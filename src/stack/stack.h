@@ -86,8 +86,7 @@ class Stack {
   // parity placement `parity`: every zone empty, its data gone; the flash's
   // wear and the lifetime counters stay. Refused, the image unchanged, when
   // the format does not fit or the image is open elsewhere.
-  static Result<CreatedImage> format_image(const std::string& path,
-                                           const std::string& zone_format,
+  static Result<CreatedImage> format_image(const std::string& path, const std::string& zone_format,
                                            const std::string& parity);
 
   const Config& config() const { return device_->config(); }

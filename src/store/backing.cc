@@ -118,9 +118,8 @@ std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, uint64_t z
                              uniform_zone_sets(zone_size_lbas, zone_capacity_lbas, zone_count));
 }
 
-std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes,
-                                             std::vector<ZoneSetInfo> sets, uint64_t extra_lbas,
-                                             uint64_t extra_unit_lbas) {
+std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, std::vector<ZoneSetInfo> sets,
+                                             uint64_t extra_lbas, uint64_t extra_unit_lbas) {
   ZL_ASSERT(!sets.empty());
   return std::make_unique<MemoryBacking>(lba_size_bytes, std::move(sets), extra_lbas,
                                          extra_unit_lbas);

@@ -40,9 +40,7 @@ std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, uint64_t z
 // Zones of several sizes (`sets`, in LBA order), and `extra_lbas` after
 // the zones (a FlexZNS device's parity pages), allocated `extra_unit_lbas`
 // at a time.
-std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes,
-                                             std::vector<ZoneSetInfo> sets,
-                                             uint64_t extra_lbas = 0,
-                                             uint64_t extra_unit_lbas = 0);
+std::unique_ptr<Backing> make_memory_backing(uint64_t lba_size_bytes, std::vector<ZoneSetInfo> sets,
+                                             uint64_t extra_lbas = 0, uint64_t extra_unit_lbas = 0);
 
 }  // namespace zonelab

@@ -266,10 +266,10 @@ int write_or_append(Stack& s, const DeviceRequest& r, Json& out, bool append) {
   }
   // The pattern of an append depends on where it lands, which the device
   // decides; the model stores it at the write pointer it chooses.
-  uint64_t base = append ? s.zone(c.slba < info.capacity_lbas ? info.zone_of_lba(c.slba)
-                                                             : info.zone_count - 1)
-                               .wp_lba
-                         : c.slba;
+  uint64_t base =
+      append ? s.zone(c.slba < info.capacity_lbas ? info.zone_of_lba(c.slba) : info.zone_count - 1)
+                   .wp_lba
+             : c.slba;
   std::vector<uint8_t> data;
   if (!r.data_file.empty()) {
     if (!read_data_file(r.data_file, r.blocks * lba_size, data, out)) return kExitBadInput;
@@ -351,8 +351,7 @@ bool parse_die(const Config& config, const std::string& text, uint32_t& channel,
   };
   uint64_t c = 0;
   uint64_t d = 0;
-  if (colon == std::string::npos ||
-      !number(std::string_view(text).substr(0, colon), c) ||
+  if (colon == std::string::npos || !number(std::string_view(text).substr(0, colon), c) ||
       !number(std::string_view(text).substr(colon + 1), d)) {
     out["error"] =
         fmt::format("--die {}: expected CHANNEL:DIE, e.g. --die 0:3", one_line(text, 40));
@@ -529,8 +528,8 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
   read->add_option("--data", r.data_file,
                    "write the blocks read into this file (as nvme read --data)");
 
-  auto* inject = app.add_subcommand(
-      "inject", "test hook: make a zone read-only or offline, or fail a die");
+  auto* inject =
+      app.add_subcommand("inject", "test hook: make a zone read-only or offline, or fail a die");
   add_image(inject, r, with_image);
   add_count_option(inject, "--zone", r.zone, "zone number");
   inject->add_option("--die", r.die,
@@ -614,7 +613,8 @@ void print_human(const DeviceRequest& r, const Json& out) {
     }
     if (!out.value("failed_dies", Json::array()).empty()) {
       std::string dies;
-      for (const auto& d : out["failed_dies"]) dies += (dies.empty() ? "" : ", ") + d.get<std::string>();
+      for (const auto& d : out["failed_dies"])
+        dies += (dies.empty() ? "" : ", ") + d.get<std::string>();
       fmt::print("failed dies      {}\n", dies);
     }
     if (out.contains("ftl")) {

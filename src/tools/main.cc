@@ -144,9 +144,10 @@ int main_impl(int argc, char** argv) {
       "format",
       "FlexZNS zone_format: remake the zones as sets of sizes (every zone empty, data gone)");
   format->add_option("IMAGE", format_image, "device image")->required();
-  format->add_option("--zones", format_zones,
-                     "SIZE:COUNT,... in LBA order, e.g. 512MiB:64,2GiB:480 (sizes: powers of "
-                     "two, whole flash block groups)")
+  format
+      ->add_option("--zones", format_zones,
+                   "SIZE:COUNT,... in LBA order, e.g. 512MiB:64,2GiB:480 (sizes: powers of "
+                   "two, whole flash block groups)")
       ->required();
   format->add_option("--parity", format_parity,
                      "none|in-zone|separate (default: the image's zns.parity.placement)");

@@ -177,9 +177,7 @@ class Engine final : public CompletionSink, public EventHandler {
     return std::string(opcode_name(c.opcode));
   }
 
-  uint64_t zone_start(uint32_t zone) const {
-    return info_.zone_start_lba(zone);
-  }
+  uint64_t zone_start(uint32_t zone) const { return info_.zone_start_lba(zone); }
 
   // A command that ends what its slot was doing: a failure, or what it
   // counts for.
@@ -429,8 +427,7 @@ class Engine final : public CompletionSink, public EventHandler {
     uint64_t before = index == 0 ? 0 : clone.prefix[index - 1];
     uint64_t bs = clone.spec->block_size_bytes / info_.lba_size_bytes;
     c.opcode = Opcode::kRead;
-    c.slba =
-        zone_start(clone.zones[index]) + (pick - before) * bs;
+    c.slba = zone_start(clone.zones[index]) + (pick - before) * bs;
     c.nlb = static_cast<uint32_t>(bs);
     clone.issued_bytes += bs * info_.lba_size_bytes;
     return true;

@@ -98,10 +98,10 @@ Outcome BlockMap::restore(const std::vector<uint32_t>& slot_of_zone, const std::
   std::vector<bool> taken(slots.size(), false);
   for (uint32_t zone = 0; zone < slot_of_zone.size(); ++zone) {
     uint32_t slot = slot_of_zone[zone];
-    bool fits = lazy_ ? slot == kUnmapped ||
-                            (slot < slots.size() &&
-                             layout_->group_of_slot(slot) == layout_->group_of_zone(zone))
-                      : slot == zone;
+    bool fits = lazy_
+                    ? slot == kUnmapped || (slot < slots.size() && layout_->group_of_slot(slot) ==
+                                                                       layout_->group_of_zone(zone))
+                    : slot == zone;
     if (!fits || (slot != kUnmapped && taken[slot])) {
       return Error{fmt::format("corrupt image: zone {} maps to an impossible physical zone", zone)};
     }

@@ -59,7 +59,7 @@ struct SetSpec {
   uint32_t count = 0;
 };
 
-// `base` formatted as `sets` ("SIZE:COUNT,...") with `parity` placement.
+// `c` formatted as `sets` ("SIZE:COUNT,...") with `parity` placement.
 Config formatted(Config c, const std::vector<SetSpec>& sets, const std::string& parity) {
   std::string text;
   for (const SetSpec& s : sets) {
@@ -77,11 +77,43 @@ std::vector<SetSpec> two_sets(const Config& c) {
   return {{2 * chunk_bytes(c), 8}, {superblock_bytes(c), 6}};
 }
 
+// A memory backing that records the ranges the device discards.
+class RecordingBacking final : public Backing {
+ public:
+  explicit RecordingBacking(const ZoneLayout& layout)
+      : inner_(make_memory_backing(layout.lba_size_bytes(), layout.sets(),
+                                   layout.backing_lbas() - layout.capacity_lbas(),
+                                   layout.parity_lbas_per_slot())) {}
+  bool stores_data() const override { return inner_->stores_data(); }
+  bool write(uint64_t lba, uint32_t nlb, const uint8_t* data) override {
+    return inner_->write(lba, nlb, data);
+  }
+  bool read(uint64_t lba, uint32_t nlb, uint8_t* out) override {
+    return inner_->read(lba, nlb, out);
+  }
+  void discard(uint64_t lba, uint64_t nlb) override {
+    discards.emplace_back(lba, nlb);
+    inner_->discard(lba, nlb);
+  }
+  // Whether a discard covered LBAs [lba, lba + nlb).
+  bool discarded(uint64_t lba, uint64_t nlb) const {
+    for (const auto& [from, count] : discards) {
+      if (from <= lba && lba + nlb <= from + count) return true;
+    }
+    return false;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> discards;
+
+ private:
+  std::unique_ptr<Backing> inner_;
+};
+
 // A device, the data written to each zone (from the zone's start), and
 // helpers to look at where pages and parity live.
 struct Dev {
-  explicit Dev(const Config& c, uint64_t seed = 1) : config(c), rng(seed) {
-    auto made = make_zns_device(config, sim);
+  explicit Dev(const Config& c, uint64_t seed = 1, std::unique_ptr<Backing> backing = nullptr)
+      : config(c), rng(seed) {
+    auto made = make_zns_device(config, sim, std::move(backing));
     EXPECT_TRUE(made.ok()) << made.error();
     if (!made.ok()) return;
     device = std::move(made).value();
@@ -95,7 +127,10 @@ struct Dev {
   uint64_t page_bytes() const { return lpp() * lba_bytes(); }
   uint64_t start(uint32_t zone) const { return layout().zone_start_lba(zone); }
   uint32_t slot(uint32_t zone) const { return device->block_map().slot_of(zone); }
-  const FlexSlot& fbg(uint32_t zone) const { return layout().flex_slot(slot(zone)); }
+  const FlexSlot& fbg(uint32_t zone) const {
+    ZL_ASSERT(slot(zone) != BlockMap::kUnmapped);  // a zone has an FBG from its first write
+    return layout().flex_slot(slot(zone));
+  }
   uint32_t ppd() const { return static_cast<uint32_t>(config.flash.planes_per_die); }
 
   Command run(Opcode op, uint64_t slba, uint64_t nlb, uint8_t* data,
@@ -216,13 +251,16 @@ struct Dev {
 
   // Whether zone page `page` can be read after the failures: the page
   // buffer holds it, its die is alive, or it is the only page with data of
-  // its stripe on a failed die and a copy of the stripe's parity is alive.
+  // its stripe on a failed die and the stripe's parity is at hand (in the
+  // parity buffer while the stripe is being filled, else a copy on a live
+  // die).
   bool readable(uint32_t zone, uint32_t page) const {
     if (page >= full_pages(zone) || !failed(flat_die(zone, page))) return true;
     if (layout().parity() == ParityPlacement::kNone) return false;
     const FlexSlot& s = fbg(zone);
     const uint32_t stripe = page / s.data_dies;
-    bool parity_alive = false;
+    bool parity_alive = device->zone(zone).state != ZoneState::kFull &&
+                        (stripe + 1) * s.data_dies > full_pages(zone);
     for (uint32_t copy = 0; copy < s.parity.size(); ++copy) {
       if (!failed(layout().parity_page(slot(zone), copy, stripe).plane / ppd())) {
         parity_alive = true;
@@ -331,7 +369,7 @@ TEST(FlexZns, ZoneSetsLieOneAfterAnotherAndKeepTheNvmeZoneRules) {
     ZoneDescriptor full = d.device->zone(z0);
     EXPECT_EQ(full.state, ZoneState::kFull) << set;
     EXPECT_EQ(full.wp_lba, d.start(z0) + info.zone_size_of(z0)) << set;
-    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + cap, 1, nullptr).status, Status::kZoneIsFull);
+    EXPECT_EQ(d.run(Opcode::kWrite, d.start(z0) + cap - 1, 1, nullptr).status, Status::kZoneIsFull);
     EXPECT_TRUE(d.reads_back(z0)) << set;
   }
   // A write from the last zone of set 0 into set 1.
@@ -498,6 +536,18 @@ TEST(FlexZns, FirstWriteTakesTheFbgOnTheLeastLoadedDies) {
     EXPECT_NE(d.fbg(per_superblock).first_die, d.fbg(0).first_die);
     for (uint32_t zone = per_superblock + 1; zone < 2 * per_superblock; ++zone) check_open(zone);
   }
+  {
+    // A failed die takes no new FBG while an FBG on live dies is free.
+    Config c = formatted(flash, {{chunk_bytes(flash), 2 * dies}}, "separate");
+    Dev d(c);
+    ASSERT_TRUE(d.ok());
+    const uint32_t lost = d.layout().flex_die(0);
+    ASSERT_TRUE(d.fail(lost).ok());
+    for (uint32_t zone = 0; zone < 2 * (dies - 1); ++zone) {
+      ASSERT_EQ(d.write_random(zone, 1), Status::kSuccess);
+      EXPECT_NE(d.layout().flex_die(d.fbg(zone).first_die), lost) << zone;
+    }
+  }
 }
 
 TEST(FlexZns, ParityOfEveryStripeIsTheXorOfItsDataPages) {
@@ -600,7 +650,7 @@ TEST(FlexZns, OneFailedDieIsRebuiltFromItsStripeWithoutReadingTheLostData) {
   EXPECT_TRUE(d.failed(lost_die));
   uint64_t lost = 0;
   for (uint32_t zone : {narrow, other, wide}) lost += d.clobber_lost(zone);
-  EXPECT_GE(lost, 20u + 6u);  // a page a stripe, tails included
+  EXPECT_GE(lost, (20u + 1u) + (6u + 1u));  // a page of each stripe, tails included
   std::vector<uint8_t> junk(d.page_bytes());
   ASSERT_TRUE(d.device->backing().read(d.start(narrow), static_cast<uint32_t>(lpp), junk.data()));
   EXPECT_NE(junk, d.expected(narrow, 0, lpp));
@@ -654,18 +704,33 @@ TEST(FlexZns, ASecondFailureInAStripeFailsItsReadsAndNeverReturnsWrongData) {
   Config c = formatted(flash, two_sets(flash), "separate");
   Dev d(c, 6);
   ASSERT_TRUE(d.ok());
-  const uint32_t narrow = 0;
   const uint32_t wide = d.device->info().zone_sets[1].first_zone;
   const uint64_t lpp = d.lpp();
-  ASSERT_EQ(d.write_random(narrow, 1), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
+  const FlexSlot& w = d.fbg(wide);
+  const uint32_t dd_wide = w.data_dies;
+  // Narrow zones open side by side; the one whose dies hold neither parity
+  // copy of the wide zone loses both its dies (two of the wide zone's too).
+  auto holds_wide_parity = [&](const FlexSlot& s) {
+    for (const ParityChunk& chunk : w.parity) {
+      if (chunk.die >= s.first_die && chunk.die < s.first_die + s.dies) return true;
+    }
+    return false;
+  };
+  uint32_t narrow = UINT32_MAX;
+  for (uint32_t zone = 0; zone < d.device->info().zone_sets[0].zone_count; ++zone) {
+    ASSERT_EQ(d.write_random(zone, 1), Status::kSuccess);
+    if (!holds_wide_parity(d.fbg(zone))) {
+      narrow = zone;
+      break;
+    }
+  }
+  ASSERT_NE(narrow, UINT32_MAX);
   const FlexSlot& s = d.fbg(narrow);
   ASSERT_EQ(s.data_dies, 2u);
-  // Both dies of the narrow zone's FBG fail; the wide zone spans them too.
   const uint32_t first = d.layout().flex_die(s.first_die);
   const uint32_t second = d.layout().flex_die(s.first_die + 1);
   ASSERT_EQ(d.write_random(narrow, (5 * s.data_dies + 1) * lpp - 1), Status::kSuccess);
-  ASSERT_EQ(d.write_random(wide, 1), Status::kSuccess);
-  const uint32_t dd_wide = d.fbg(wide).data_dies;
   // The wide zone's tail stripe holds a page on one failed die, not the other.
   const uint32_t tail = std::min(page_on_die(d, wide, first), page_on_die(d, wide, second)) + 1;
   ASSERT_LT(tail, dd_wide);
@@ -868,11 +933,33 @@ TEST(FlexZns, ExportImportKeepsFailedDiesWritePointersAndFbgs) {
   ASSERT_EQ(a.write_random(0, (3 * 2 + 1) * lpp), Status::kSuccess);
   ASSERT_EQ(a.write_random(1, 2 * lpp + 1), Status::kSuccess);
   ASSERT_EQ(a.send(1, ZoneAction::kFinish), Status::kSuccess);
-  ASSERT_EQ(a.write_random(wide, (2 * a.fbg(wide).data_dies + 3) * lpp), Status::kSuccess);
+  ASSERT_EQ(a.write_random(wide, 1), Status::kSuccess);
+  ASSERT_EQ(a.write_random(wide, (2 * a.fbg(wide).data_dies + 3) * lpp - 1), Status::kSuccess);
   ASSERT_EQ(a.send(wide + 1, ZoneAction::kOpen), Status::kSuccess);
-  const uint32_t die0 = a.flat_die(0, 0);
-  const uint32_t die1 = a.flat_die(1, 0);
+  // A die of zone 0 and one of zone 1, neither holding the parity of the
+  // narrow zones, and not both the wide zone's copies (a die a stripe is
+  // lost, and every stripe keeps its parity).
+  std::set<uint32_t> parity_dies;
+  for (uint32_t zone : {0u, 1u}) {
+    for (const ParityChunk& chunk : a.fbg(zone).parity) {
+      parity_dies.insert(a.layout().flex_die(chunk.die));
+    }
+  }
+  auto pick = [&](uint32_t zone) {
+    for (uint32_t page = 0; page < a.fbg(zone).data_dies; ++page) {
+      if (parity_dies.count(a.flat_die(zone, page)) == 0) return a.flat_die(zone, page);
+    }
+    ADD_FAILURE() << "every die of zone " << zone << " holds parity";
+    return a.flat_die(zone, 0);
+  };
+  const uint32_t die0 = pick(0);
+  const uint32_t die1 = pick(1);
   ASSERT_NE(die0, die1);
+  const std::vector<ParityChunk>& copies = a.fbg(wide).parity;
+  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_FALSE(
+      std::set<uint32_t>({die0, die1}) ==
+      std::set<uint32_t>({a.layout().flex_die(copies[0].die), a.layout().flex_die(copies[1].die)}));
   ASSERT_TRUE(a.fail(die0).ok());
   ASSERT_TRUE(a.fail(die1).ok());
 
@@ -976,7 +1063,8 @@ TEST(FlexZns, RebuildsPartsOfPagesWhenAPageHoldsSeveralLbas) {
   const uint32_t wide = d.device->info().zone_sets[1].first_zone;
   ASSERT_EQ(d.write_random(narrow, 3), Status::kSuccess);
   ASSERT_EQ(d.write_random(narrow, 3 * d.fbg(narrow).data_dies * lpp + 2), Status::kSuccess);
-  ASSERT_EQ(d.write_random(wide, 2 * d.fbg(wide).data_dies * lpp + 5), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, 2), Status::kSuccess);
+  ASSERT_EQ(d.write_random(wide, 2 * d.fbg(wide).data_dies * lpp + 3), Status::kSuccess);
   for (uint32_t zone : {narrow, wide}) {
     for (uint32_t stripe = 0; stripe < d.stripes_with_data(zone); ++stripe) {
       EXPECT_EQ(d.stored_parity(zone, stripe), d.xor_of_stripe(zone, stripe))
@@ -1001,6 +1089,86 @@ TEST(FlexZns, RebuildsPartsOfPagesWhenAPageHoldsSeveralLbas) {
     }
   }
   EXPECT_EQ(d.device->parity_counters().unrecoverable_reads, 0u);
+}
+
+TEST(FlexZns, ResetAndOfflineDiscardTheZonesParityWithItsData) {
+  const Config flash = small_flex_flash();
+  Config c = formatted(flash, two_sets(flash), "separate");
+  auto layout = ZoneLayout::make(c);
+  ASSERT_TRUE(layout.ok()) << layout.error();
+  auto owned = std::make_unique<RecordingBacking>(*layout);
+  RecordingBacking* backing = owned.get();
+  Dev d(c, 15, std::move(owned));
+  ASSERT_TRUE(d.ok());
+  const uint32_t wide = d.device->info().zone_sets[1].first_zone;
+  const uint64_t lpp = d.lpp();
+  for (uint32_t zone : {wide, wide + 1}) {
+    ASSERT_EQ(d.write_random(zone, 1), Status::kSuccess);
+    ASSERT_EQ(d.write_random(zone, (2 * d.fbg(zone).data_dies + 3) * lpp - 1), Status::kSuccess);
+  }
+  const uint64_t parity_lbas = d.layout().parity_lbas_per_slot();
+  ASSERT_EQ(parity_lbas, uint64_t{d.layout().stripes_of_slot(0)} * lpp);
+
+  // Offline: the zone's data and its FBG's parity go.
+  const uint32_t offline_slot = d.slot(wide + 1);
+  ASSERT_TRUE(d.device->inject_zone(wide + 1, ZoneState::kOffline).ok());
+  EXPECT_TRUE(backing->discarded(d.start(wide + 1), d.layout().zone_size_lbas(wide + 1)));
+  EXPECT_TRUE(backing->discarded(d.parity_lba(offline_slot, 0), parity_lbas))
+      << "the parity of an offline zone stays in the backing";
+
+  // Reset: the same.
+  const uint32_t reset_slot = d.slot(wide);
+  ASSERT_EQ(d.send(wide, ZoneAction::kReset), Status::kSuccess);
+  EXPECT_TRUE(backing->discarded(d.start(wide), d.layout().zone_size_lbas(wide)));
+  EXPECT_TRUE(backing->discarded(d.parity_lba(reset_slot, 0), parity_lbas))
+      << "the parity of a reset zone stays in the backing";
+  std::vector<uint8_t> left(parity_lbas * d.lba_bytes());
+  ASSERT_TRUE(d.device->backing().read(d.parity_lba(reset_slot, 0),
+                                       static_cast<uint32_t>(parity_lbas), left.data()));
+  EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](uint8_t b) { return b == 0; }))
+      << "the reset zone's parity still reads back from the backing";
+}
+
+TEST(FlexZns, ATailStripesParityInTheBufferOutlivesItsParityDie) {
+  // The parity of the stripe being filled is in the controller's parity
+  // buffer (zns_device.h): it reaches its parity die(s) only when the stripe
+  // completes or the zone is finished. Until then a lost page of the stripe
+  // comes back from the buffer, whatever became of the parity dies.
+  const Config flash = small_flex_flash();
+  Config c =
+      formatted(flash, {{4 * chunk_bytes(flash), 2}, {superblock_bytes(flash), 2}}, "in-zone");
+  Dev d(c, 16);
+  ASSERT_TRUE(d.ok());
+  const uint32_t zone = 0;
+  const uint64_t lpp = d.lpp();
+  ASSERT_EQ(d.write_random(zone, 1), Status::kSuccess);
+  const FlexSlot& s = d.fbg(zone);
+  ASSERT_GE(s.data_dies, 2u);
+  // Three full stripes and a tail of one page, on the FBG's first die.
+  ASSERT_EQ(d.write_random(zone, (3 * s.data_dies + 1) * lpp - 1), Status::kSuccess);
+  const uint32_t tail_page = 3 * s.data_dies;
+  const uint32_t data_die = d.flat_die(zone, tail_page);
+  const uint32_t parity_die = d.layout().flex_die(s.parity[0].die);
+  ASSERT_NE(data_die, parity_die);
+  ASSERT_TRUE(d.fail(parity_die).ok());
+  ASSERT_TRUE(d.fail(data_die).ok());
+  d.clobber_lost(zone);
+  // The full stripes' parity was on the failed parity die: their lost pages
+  // are gone.
+  std::vector<uint8_t> got;
+  EXPECT_EQ(d.read(d.start(zone), lpp, got).status, Status::kUnrecoveredReadError);
+  // The tail stripe's parity never left the buffer.
+  Command tail = d.read(d.start(zone) + tail_page * lpp, lpp, got);
+  EXPECT_EQ(tail.status, Status::kSuccess)
+      << "a lost page of the stripe being filled is not rebuilt from the parity buffer";
+  if (tail.status == Status::kSuccess) {
+    EXPECT_EQ(got, d.expected(zone, tail_page * lpp, lpp));
+  }
+  // Once the zone is finished the tail's parity goes to the (failed) parity
+  // die, and the page is lost for good.
+  ASSERT_EQ(d.send(zone, ZoneAction::kFinish), Status::kSuccess);
+  EXPECT_EQ(d.read(d.start(zone) + tail_page * lpp, lpp, got).status,
+            Status::kUnrecoveredReadError);
 }
 
 }  // namespace

@@ -101,12 +101,15 @@ bool ZnsDevice::rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to
   const Zone& z = table_.zone(zone);
   const uint32_t stripe = page / s.data_dies;
   const uint32_t first = stripe * s.data_dies;
-  // A copy of the stripe's parity on a live die.
+  // The parity: in the controller's buffer while the stripe is being
+  // filled, else a copy on a live die.
+  const bool parity_on_flash =
+      first + s.data_dies <= z.pages_programmed || z.state == ZoneState::kFull;
   int copy = -1;
   for (uint32_t c = 0; c < s.parity.size() && copy < 0; ++c) {
     if (failed_[layout_.parity_page(slot, c, stripe).plane / ppd] == 0) copy = static_cast<int>(c);
   }
-  if (copy < 0) return false;
+  if (copy < 0 && parity_on_flash) return false;
   // Every other page of the stripe that holds data must be readable.
   const uint32_t units = layout_.slot_units(slot);
   for (uint32_t q = first; q < first + s.data_dies; ++q) {
@@ -121,7 +124,7 @@ bool ZnsDevice::rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to
     done = std::max(done, flash_.read(layout_.unit_plane(slot, q % units), t0, page_bytes));
     ++parity_counters_.rebuild_reads;
   }
-  if (first + s.data_dies <= z.pages_programmed || z.state == ZoneState::kFull) {
+  if (parity_on_flash) {
     FlashPage at = layout_.parity_page(slot, static_cast<uint32_t>(copy), stripe);
     done = std::max(done, flash_.read(at.plane, t0, page_bytes));
     ++parity_counters_.rebuild_reads;

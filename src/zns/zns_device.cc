@@ -139,9 +139,8 @@ void ZnsDevice::discard_released() {
   // The record of what released the data is durable first; if it cannot
   // be, the data stays (above a write pointer nothing reads).
   if (log_destroying()) {
-    for (uint32_t zone : released_) {
+    for (auto [zone, slot] : released_) {
       backing_->discard(layout_.zone_start_lba(zone), layout_.zone_size_lbas(zone));
-      uint32_t slot = map_.slot_of(zone);
       if (parity_stored() && slot != BlockMap::kUnmapped) {
         backing_->discard(parity_lba(slot, 0),
                           uint64_t{layout_.stripes_of_slot(slot)} * layout_.lbas_per_page());
@@ -437,12 +436,12 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       if (status != Status::kSuccess || was_empty) return t0;
       cancel_fill(zone);
       table_.mutable_zone(zone).pages_programmed = 0;
-      released_.push_back(zone);
+      release(zone);
       return release_blocks(command, zone, programmed, t0);
     }
     case ZoneAction::kOffline:
       status = table_.offline(zone);
-      if (status == Status::kSuccess) released_.push_back(zone);
+      if (status == Status::kSuccess) release(zone);
       return t0;
     case ZoneAction::kNone:
       break;
@@ -456,7 +455,7 @@ void ZnsDevice::inject(uint32_t zone, ZoneState state) {
   cancel_fill(zone);
   table_.inject(zone, state);
   if (log_ != nullptr) log_->injected(zone, state);
-  if (state == ZoneState::kOffline) released_.push_back(zone);
+  if (state == ZoneState::kOffline) release(zone);
   discard_released();
 }
 

@@ -53,10 +53,10 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   bool die_failed(uint32_t flat_die) const { return failed_[flat_die] != 0; }
   // Die-level RAID counters (FlexZNS parity).
   struct ParityCounters {
-    uint64_t stripes_programmed = 0;  // parity pages programmed (each copy counts)
-    uint64_t rebuilt_pages = 0;       // pages of failed dies read back from their stripe
-    uint64_t rebuild_reads = 0;       // flash page reads those rebuilds cost
-    uint64_t unrecoverable_reads = 0; // reads failed: two failures in one stripe
+    uint64_t stripes_programmed = 0;   // parity pages programmed (each copy counts)
+    uint64_t rebuilt_pages = 0;        // pages of failed dies read back from their stripe
+    uint64_t rebuild_reads = 0;        // flash page reads those rebuilds cost
+    uint64_t unrecoverable_reads = 0;  // reads failed: two failures in one stripe
   };
   const ParityCounters& parity_counters() const { return parity_counters_; }
   void describe_state(nlohmann::ordered_json& out) const override;
@@ -131,8 +131,8 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // Rebuilds zone page `page` (its LBAs [from, to) relative to the page)
   // from its stripe into `out` (null: timing only); false when the stripe
   // lost a second page or its parity.
-  bool rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to, uint8_t* out,
-               uint64_t t0, uint64_t& done);
+  bool rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to, uint8_t* out, uint64_t t0,
+               uint64_t& done);
   uint32_t flat_die_of_page(uint32_t slot, uint32_t page) const {
     return layout_.unit_plane(slot, page % layout_.slot_units(slot)) /
            static_cast<uint32_t>(config_.flash.planes_per_die);
@@ -204,7 +204,10 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   std::vector<int64_t> erase_job_of_slot_;
   std::vector<uint32_t> parked_jobs_;
   std::unordered_map<Command*, PendingCommand> pending_;
-  std::vector<uint32_t> released_;  // zones whose data goes once recorded
+  // Zones whose data goes once recorded, with the slot that held it (a
+  // reset has given the slot back by then; its parity goes too).
+  std::vector<std::pair<uint32_t, uint32_t>> released_;
+  void release(uint32_t zone) { released_.emplace_back(zone, map_.slot_of(zone)); }
   uint32_t host_io_inflight_ = 0;
   std::vector<uint8_t> failed_;  // per flat die: 1 when failed
   uint32_t failed_count_ = 0;

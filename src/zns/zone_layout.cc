@@ -202,7 +202,8 @@ Result<ZoneLayout> ZoneLayout::make_flex(const Config& c) {
   if (specs.empty()) {
     // Parity without a format: one set of zns.zone_size zones, as many as
     // zns.zone_count or as fit.
-    uint64_t size = z.zone_size_bytes != 0 ? z.zone_size_bytes : std::bit_ceil(z.zone_capacity_bytes);
+    uint64_t size =
+        z.zone_size_bytes != 0 ? z.zone_size_bytes : std::bit_ceil(z.zone_capacity_bytes);
     if (z.zone_count != 0) {
       specs.push_back({size, static_cast<uint32_t>(std::min<uint64_t>(z.zone_count, kU32Max))});
     } else {
