@@ -389,21 +389,38 @@ Result<std::unique_ptr<Stack>> Stack::make(const Config& config, const StackOpti
   return assemble(std::unique_ptr<Stack>(new Stack()), config, nullptr, nullptr, options);
 }
 
-Result<CreatedImage> Stack::create_image(const std::string& path, Config config, bool force) {
-  if (config.store.backing.empty()) config.store.backing = "file";
-  auto checked = check_device_config(config);
+namespace {
+
+// An image at `path` holding a fresh device of `config`, with the sections
+// of `kept` (types `keep`) carried over.
+Result<CreatedImage> write_fresh_image(const std::string& path, const Config& config, bool force,
+                                       const ImageState* kept = nullptr,
+                                       std::initializer_list<uint32_t> keep = {}) {
+  Outcome checked = check_device_config(config);
   if (!checked) return Error{checked.error()};
   Simulator sim;
   auto device = make_device(config, sim, make_none_backing());
   if (!device) return Error{device.error()};
   ImageState state;
   (*device)->export_state(state);
+  for (uint32_t type : keep) {
+    if (auto it = kept->sections.find(type); it != kept->sections.end()) {
+      state.sections[type] = it->second;
+    }
+  }
   const DeviceInfo& info = (*device)->info();
   uint64_t data_bytes =
       config.store.backing == "file" ? info.backing_lbas() * info.lba_size_bytes : 0;
   auto created = Image::create(path, state, data_bytes, force);
   if (!created) return Error{created.error()};
   return CreatedImage{info, config.store.backing};
+}
+
+}  // namespace
+
+Result<CreatedImage> Stack::create_image(const std::string& path, Config config, bool force) {
+  if (config.store.backing.empty()) config.store.backing = "file";
+  return write_fresh_image(path, config, force);
 }
 
 Result<CreatedImage> Stack::format_image(const std::string& path, const std::string& zone_format,
@@ -435,25 +452,8 @@ Result<CreatedImage> Stack::format_image(const std::string& path, const std::str
     }
     config.zns.parity_placement = parity;
   }
-  Outcome checked = check_device_config(config);
-  if (!checked) return Error{checked.error()};
-  Simulator sim;
-  auto device = make_device(config, sim, make_none_backing());
-  if (!device) return Error{device.error()};
-  ImageState state;
-  (*device)->export_state(state);
   // The flash is the same flash: its wear and the device's lifetime stay.
-  for (uint32_t kept : {kSectionEraseCounts, kSectionLifetime}) {
-    if (auto it = old_state.sections.find(kept); it != old_state.sections.end()) {
-      state.sections[kept] = it->second;
-    }
-  }
-  const DeviceInfo& info = (*device)->info();
-  uint64_t data_bytes =
-      config.store.backing == "file" ? info.backing_lbas() * info.lba_size_bytes : 0;
-  auto created = Image::create(path, state, data_bytes, true);
-  if (!created) return Error{created.error()};
-  return CreatedImage{info, config.store.backing};
+  return write_fresh_image(path, config, true, &old_state, {kSectionEraseCounts, kSectionLifetime});
 }
 
 const std::string& Stack::image_path() const {
