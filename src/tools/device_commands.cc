@@ -565,9 +565,19 @@ void print_human(const DeviceRequest& r, const Json& out) {
     fmt::print("interface        {}\n", out["interface"].get<std::string>());
     fmt::print("lba size         {}\n", format_size(out["lba_size"].get<uint64_t>()));
     uint64_t lba = out["lba_size"].get<uint64_t>();
-    fmt::print("zones            {} x {} (capacity {})\n", out["zone_count"].get<uint64_t>(),
-               format_size(out["zone_size_lbas"].get<uint64_t>() * lba),
-               format_size(out["zone_capacity_lbas"].get<uint64_t>() * lba));
+    if (out["zone_sets"].size() > 1) {
+      std::string sets;
+      for (const auto& set : out["zone_sets"]) {
+        sets += fmt::format("{}{} x {}", sets.empty() ? "" : " + ", set["count"].get<uint64_t>(),
+                            format_size(set["size_lbas"].get<uint64_t>() * lba));
+      }
+      fmt::print("zones            {} in {} sets: {}\n", out["zone_count"].get<uint64_t>(),
+                 out["zone_sets"].size(), sets);
+    } else {
+      fmt::print("zones            {} x {} (capacity {})\n", out["zone_count"].get<uint64_t>(),
+                 format_size(out["zone_size_lbas"].get<uint64_t>() * lba),
+                 format_size(out["zone_capacity_lbas"].get<uint64_t>() * lba));
+    }
     fmt::print("capacity         {} LBAs\n", out["capacity_lbas"].get<uint64_t>());
     fmt::print("limits           max open {}, max active {} (0 = none), zasl {}\n",
                out["max_open"].get<uint64_t>(), out["max_active"].get<uint64_t>(),
