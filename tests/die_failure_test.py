@@ -11,11 +11,13 @@ round, and each command runs in a new process, so the failed dies, the data
 and the parity go through the image every time. Every write that was
 answered SUCCESS must read back verified, always with one die failed; a
 second failed die in the same stripes may make a read answer
-UNRECOVERED_READ_ERROR (exit 3) but never a MISMATCH. Last, the zoned file
+UNRECOVERED_READ_ERROR (exit 3) but never a MISMATCH. Then batches of
+writes on parity images are killed at random instants: with a die failed
+afterwards, every answered write reads back. Last, the zoned file
 system with RocksDB on a one-set image with parity: after a die fails,
 every acknowledged key reads back and fsck is clean.
 
-usage: die_failure_test.py ZONELAB [--rounds N] [--seed X]
+usage: die_failure_test.py ZONELAB [--rounds N] [--kills N] [--seed X]
 Prints the rounds, the commands and the failures."""
 import argparse
 import json
@@ -24,6 +26,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
@@ -41,6 +44,7 @@ def main():
     parser.add_argument("zonelab")
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kills", type=int, default=10)
     args = parser.parse_args()
     z = os.path.realpath(args.zonelab)
     rng = random.Random(args.seed)
@@ -147,6 +151,60 @@ def main():
             print("%s: %d rounds, %d LBAs acknowledged at the end; with dies %s and %s failed: "
                   "%d zone reads verified, %d reported lost"
                   % (parity, args.rounds, sum(written), failed, second, verified, lost))
+        # Killed while writing: a batch of writes on a parity image is
+        # killed at a random instant; after it, with a die failed, every
+        # answered write reads back (the open recomputes each zone's partly
+        # written stripe from the data, whatever the killed write left).
+        for kill in range(args.kills):
+            parity = ("in-zone", "separate")[kill % 2]
+            img = os.path.join(tmp, "kill.img")
+            if os.path.exists(img):
+                os.remove(img)
+            run("create", img, *GEOMETRY, "--set", "zns.format=" + FORMAT,
+                "--set", "zns.parity.placement=" + parity)
+            zones = [(i * 256, 256) for i in range(8)] + [(2048 + i * 1024, 1024) for i in range(6)]
+            fill = [0] * len(zones)
+            lines = []
+            for _ in range(600):
+                zone = rng.randrange(len(zones))
+                n = min(zones[zone][1] - fill[zone], rng.choice([1, 2, 5, 9]))
+                if n == 0:
+                    continue
+                lines.append((zone, fill[zone], n))
+                fill[zone] += n
+            proc = subprocess.Popen([z, "batch", img], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            proc.stdin.write("".join("write --lba %d --blocks %d --seed %d\n"
+                                     % (zones[zone][0] + at, n, DATA_SEED)
+                                     for zone, at, n in lines))
+            proc.stdin.flush()
+            time.sleep(rng.uniform(0.0, 0.08))
+            proc.kill()
+            out, _ = proc.communicate()
+            answered = [json.loads(a) for a in out.splitlines() if a.strip().startswith("{")]
+            acked = [0] * len(zones)
+            for (zone, at, n), answer in zip(lines, answered):
+                if answer.get("status") == "SUCCESS":
+                    acked[zone] = at + n
+            die = "%d:%d" % (rng.randrange(CHANNELS), rng.randrange(DIES))
+            failed_die = run("inject", img, "--die", die, "--state", "failed")
+            checks.check("kill %d (%s): the image opens and the die fails" % (kill, parity),
+                         failed_die.returncode == 0, failed_die.stderr)
+            good = True
+            for zone, (start, cap) in enumerate(zones):
+                if acked[zone] == 0:
+                    continue
+                out = run("read", img, "--lba", str(start), "--blocks", str(acked[zone]),
+                          "--expect-seed", str(DATA_SEED), "--json")
+                answer = json.loads(out.stdout) if out.stdout else {}
+                good = good and answer.get("verified") is True
+                checks.check("kill %d (%s): zone %d's %d answered LBAs read back, die %s failed"
+                             % (kill, parity, zone, acked[zone], die),
+                             answer.get("verified") is True, out.stdout + out.stderr)
+            print("kill %d (%s): after %d of %d answered writes, die %s failed: %s"
+                  % (kill, parity, len(answered), len(lines), die,
+                     "all read back" if good else "LOST DATA"))
+
         # The file system (one zone set) survives a die: RocksDB's
         # acknowledged keys all read back, fsck is clean.
         img = os.path.join(tmp, "fs.img")
