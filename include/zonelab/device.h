@@ -98,12 +98,27 @@ struct ZoneSetInfo {
   uint32_t zone_count = 0;
   uint32_t first_zone = 0;
   uint64_t first_lba = 0;
+
+  // The zone of the set holding `lba`, and where zone `zone` of the set
+  // starts.
+  uint32_t zone_of(uint64_t lba) const {
+    return first_zone + static_cast<uint32_t>((lba - first_lba) / zone_size_lbas);
+  }
+  uint64_t start_of(uint32_t zone) const {
+    return first_lba + uint64_t{zone - first_zone} * zone_size_lbas;
+  }
 };
 
 // Where zones lie when there are several sizes: `sets` in LBA order, none
 // empty. Zone and LBA must be in range.
 uint32_t zone_set_of_zone(const std::vector<ZoneSetInfo>& sets, uint32_t zone);
 uint32_t zone_set_of_lba(const std::vector<ZoneSetInfo>& sets, uint64_t lba);
+inline uint32_t zone_of_lba(const std::vector<ZoneSetInfo>& sets, uint64_t lba) {
+  return sets[zone_set_of_lba(sets, lba)].zone_of(lba);
+}
+inline uint64_t zone_start_lba(const std::vector<ZoneSetInfo>& sets, uint32_t zone) {
+  return sets[zone_set_of_zone(sets, zone)].start_of(zone);
+}
 // The sets of a namespace of `count` zones of one size.
 std::vector<ZoneSetInfo> uniform_zone_sets(uint64_t size_lbas, uint64_t capacity_lbas,
                                            uint32_t count);
@@ -130,13 +145,11 @@ struct DeviceInfo {
   bool uniform_zones() const { return zone_sets.size() <= 1; }
   uint32_t zone_of_lba(uint64_t lba) const {
     if (uniform_zones()) return static_cast<uint32_t>(lba / zone_size_lbas);
-    const ZoneSetInfo& s = zone_sets[zone_set_of_lba(zone_sets, lba)];
-    return s.first_zone + static_cast<uint32_t>((lba - s.first_lba) / s.zone_size_lbas);
+    return zonelab::zone_of_lba(zone_sets, lba);
   }
   uint64_t zone_start_lba(uint32_t zone) const {
     if (uniform_zones()) return uint64_t{zone} * zone_size_lbas;
-    const ZoneSetInfo& s = zone_sets[zone_set_of_zone(zone_sets, zone)];
-    return s.first_lba + uint64_t{zone - s.first_zone} * s.zone_size_lbas;
+    return zonelab::zone_start_lba(zone_sets, zone);
   }
   uint64_t zone_size_of(uint32_t zone) const {
     return uniform_zones() ? zone_size_lbas

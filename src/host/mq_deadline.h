@@ -41,14 +41,12 @@ class MqDeadline : public Scheduler {
   uint32_t zone_of(const Command& c) const {
     if (zone_sets_.size() <= 1) return static_cast<uint32_t>(c.slba / zone_size_lbas_);
     if (c.slba >= capacity_lbas_) return UINT32_MAX;
-    const ZoneSetInfo& s = zone_sets_[zone_set_of_lba(zone_sets_, c.slba)];
-    return s.first_zone + static_cast<uint32_t>((c.slba - s.first_lba) / s.zone_size_lbas);
+    return zone_of_lba(zone_sets_, c.slba);
   }
   uint64_t zone_start(uint32_t zone) const {
     if (zone_sets_.size() <= 1) return static_cast<uint64_t>(zone) * zone_size_lbas_;
     if (zone == UINT32_MAX) return capacity_lbas_;
-    const ZoneSetInfo& s = zone_sets_[zone_set_of_zone(zone_sets_, zone)];
-    return s.first_lba + uint64_t{zone - s.first_zone} * s.zone_size_lbas;
+    return zone_start_lba(zone_sets_, zone);
   }
   // A write may go when its zone has none in flight; it is then replaced by
   // the zone's lowest waiting write, so a zone's writes go in LBA order.

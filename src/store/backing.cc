@@ -74,9 +74,9 @@ class MemoryBacking final : public Backing {
         continue;
       }
       const ZoneSetInfo& set = sets_[zone_set_of_lba(sets_, at)];
-      uint64_t index = (at - set.first_lba) / set.zone_size_lbas;
-      std::vector<uint8_t>().swap(zones_[set.first_zone + index]);
-      at = set.first_lba + (index + 1) * set.zone_size_lbas;
+      uint32_t zone = set.zone_of(at);
+      std::vector<uint8_t>().swap(zones_[zone]);
+      at = set.start_of(zone + 1);
     }
   }
 
@@ -93,10 +93,10 @@ class MemoryBacking final : public Backing {
       return {&buffer, ((lba - capacity_lbas_) % extra_unit_lbas_) * lba_size_};
     }
     const ZoneSetInfo& set = sets_[sets_.size() == 1 ? 0 : zone_set_of_lba(sets_, lba)];
-    uint64_t index = (lba - set.first_lba) / set.zone_size_lbas;
-    std::vector<uint8_t>& buffer = zones_[set.first_zone + index];
+    uint32_t zone = set.zone_of(lba);
+    std::vector<uint8_t>& buffer = zones_[zone];
     if (allocate && buffer.empty()) buffer.assign(set.zone_capacity_lbas * lba_size_, 0);
-    return {&buffer, ((lba - set.first_lba) % set.zone_size_lbas) * lba_size_};
+    return {&buffer, (lba - set.start_of(zone)) * lba_size_};
   }
 
   uint64_t lba_size_;

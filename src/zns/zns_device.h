@@ -133,10 +133,6 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // lost a second page or its parity.
   bool rebuild(uint32_t zone, uint32_t page, uint64_t from, uint64_t to, uint8_t* out, uint64_t t0,
                uint64_t& done);
-  uint32_t flat_die_of_page(uint32_t slot, uint32_t page) const {
-    return layout_.unit_plane(slot, page % layout_.slot_units(slot)) /
-           static_cast<uint32_t>(config_.flash.planes_per_die);
-  }
   uint64_t die_cost(uint32_t slot, const std::vector<uint32_t>& load) const;
 
   // Device jobs: work a zone management command sets going that proceeds

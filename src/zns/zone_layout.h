@@ -81,13 +81,11 @@ class ZoneLayout {
 
   uint32_t zone_of_lba(uint64_t lba) const {
     if (!flex()) return static_cast<uint32_t>(lba / zone_size_lbas_);
-    const ZoneSetInfo& s = sets_[zone_set_of_lba(sets_, lba)];
-    return s.first_zone + static_cast<uint32_t>((lba - s.first_lba) / s.zone_size_lbas);
+    return zonelab::zone_of_lba(sets_, lba);
   }
   uint64_t zone_start_lba(uint32_t zone) const {
     if (!flex()) return zone_size_lbas_ * zone;
-    const ZoneSetInfo& s = sets_[set_of_zone(zone)];
-    return s.first_lba + uint64_t{zone - s.first_zone} * s.zone_size_lbas;
+    return zonelab::zone_start_lba(sets_, zone);
   }
   uint32_t set_of_zone(uint32_t zone) const { return flex() ? zone_set_of_zone(sets_, zone) : 0; }
   uint64_t zone_size_lbas(uint32_t zone) const {
