@@ -24,6 +24,15 @@ struct FlashConfig {
   uint64_t program_latency_ns = 0;   // tPROG
   uint64_t erase_latency_ns = 0;     // tBERS
   uint64_t transfer_latency_ns = 0;  // one full page over the channel
+  // Program and erase suspend: a read that finds its plane busy with a
+  // program (or an erase) suspends it after `suspend_latency_ns`, is sensed,
+  // and the suspended operation resumes `suspend_resume_ns` later; an
+  // operation is suspended at most `suspend_max` times. Off (0) by default.
+  uint64_t suspend_program = 0;
+  uint64_t suspend_erase = 0;
+  uint64_t suspend_latency_ns = 0;
+  uint64_t suspend_resume_ns = 0;
+  uint64_t suspend_max = 1;
 };
 
 struct HostConfig {
@@ -119,6 +128,32 @@ struct BlockConfig {
   std::string zone_reset = "trim";
 };
 
+// The controller's write-back buffer: a write completes once its data is in
+// the buffer, which drains to flash page by page; with power-loss
+// protection off the buffer is a volatile write cache (NVMe VWC) that a
+// power cut empties unless a Flush made it durable. 0 bytes: no buffer.
+struct BufferConfig {
+  uint64_t size_bytes = 0;
+  std::string power_loss_protection = "on";  // "on" or "off"
+};
+
+// The controller's own work. `cores` firmware cores serve each command for
+// its service time before the fixed host.command_overhead (0 cores: no
+// service, as an emulator). The mapping table is one more shared resource:
+// a write updates it for `map_update_ns` per 4 KiB, and a zone reset unmaps
+// the zone's data on it, `unmap_ns_per_gib` per GiB mapped, in slices that
+// interleave with writes; the erase itself waits for the blocks' reuse
+// (zns.reset.mode = async). Reads do not touch it.
+struct ControllerConfig {
+  uint64_t cores = 0;
+  uint64_t read_ns = 0;
+  uint64_t write_ns = 0;
+  uint64_t management_ns = 0;
+  uint64_t flush_ns = 0;
+  uint64_t map_update_ns = 0;
+  uint64_t unmap_ns_per_gib = 0;
+};
+
 struct StoreConfig {
   // "none", "memory", "file", or empty: the context decides (file for an
   // image made by `create`, none for a device that lives only in memory).
@@ -132,6 +167,8 @@ struct Config {
   HostConfig host;
   ZnsConfig zns;
   BlockConfig block;
+  BufferConfig buffer;
+  ControllerConfig controller;
   StoreConfig store;
 };
 

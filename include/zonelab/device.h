@@ -18,8 +18,10 @@ namespace zonelab {
 
 // kDeallocate is Dataset Management with the deallocate attribute (TRIM):
 // the block interface unmaps the range; a ZNS namespace refuses it.
-enum class Opcode : uint8_t { kRead, kWrite, kAppend, kZoneManagementSend, kDeallocate };
-inline constexpr size_t kOpcodeCount = 5;
+// kFlush is NVMe's Flush: what the volatile write cache holds is made
+// durable (a no-op success on a device without one).
+enum class Opcode : uint8_t { kRead, kWrite, kAppend, kZoneManagementSend, kDeallocate, kFlush };
+inline constexpr size_t kOpcodeCount = 6;
 
 // Zone Send Action values of the NVMe ZNS command set.
 enum class ZoneAction : uint8_t {
@@ -140,6 +142,9 @@ struct DeviceInfo {
   // LBAs of data the device keeps in its backing: the namespace's and, with
   // die-level parity, the parity pages after them (0: capacity_lbas).
   uint64_t stored_lbas = 0;
+  // A volatile write cache (NVMe VWC): acknowledged writes survive a power
+  // cut only once a Flush completed.
+  bool volatile_write_cache = false;
   uint64_t backing_lbas() const { return stored_lbas != 0 ? stored_lbas : capacity_lbas; }
 
   bool uniform_zones() const { return zone_sets.size() <= 1; }

@@ -83,6 +83,20 @@ std::vector<Key> make_keys() {
   num("flash.transfer_latency", Kind::kTime, 0, kTenSecondsNs,
       "one full page over the channel (a partial page takes its share)",
       ZL_NUM(flash.transfer_latency_ns));
+  num("flash.suspend.program", Kind::kBool, 0, 1,
+      "a read that finds its plane programming suspends the program (production NAND "
+      "controllers); off for the emulator presets",
+      ZL_NUM(flash.suspend_program));
+  num("flash.suspend.erase", Kind::kBool, 0, 1,
+      "a read that finds its plane erasing suspends the erase", ZL_NUM(flash.suspend_erase));
+  num("flash.suspend.latency", Kind::kTime, 0, 1'000'000,
+      "tSUS: from the read's arrival until the plane is free to sense (shorter than tPROG)",
+      ZL_NUM(flash.suspend_latency_ns));
+  num("flash.suspend.resume", Kind::kTime, 0, 1'000'000,
+      "time the suspended operation loses when it resumes", ZL_NUM(flash.suspend_resume_ns));
+  num("flash.suspend.max", Kind::kCount, 1, 1024,
+      "suspensions one program or erase allows; later reads wait for it",
+      ZL_NUM(flash.suspend_max));
 
   num("host.lba_size", Kind::kSize, 512, 1 << 16, "logical block size (a power of two)",
       ZL_NUM(host.lba_size_bytes));
@@ -210,6 +224,35 @@ std::vector<Key> make_keys() {
       "block interface: a plane with fewer free blocks than this collects garbage until it has "
       "one more",
       ZL_NUM(block.gc_watermark));
+
+  num("buffer.size", Kind::kSize, 0, kTiB,
+      "controller write-back buffer: writes complete when their data is in it, and it drains "
+      "to flash a page at a time; 0 = none (writes complete when programmed)",
+      ZL_NUM(buffer.size_bytes));
+  choice("buffer.power_loss_protection", {"on", "off"},
+         "on: the buffer survives a power cut (capacitors); off: a volatile write cache, whose "
+         "data not yet on flash is lost at a power cut unless a Flush completed",
+         ZL_TEXT(buffer.power_loss_protection));
+
+  num("controller.cores", Kind::kCount, 0, 1024,
+      "firmware cores that serve every command for its service time; 0 = none (only "
+      "host.command_overhead, as an emulator)",
+      ZL_NUM(controller.cores));
+  num("controller.read", Kind::kTime, 0, kTenSecondsNs / 10, "firmware service time of a read",
+      ZL_NUM(controller.read_ns));
+  num("controller.write", Kind::kTime, 0, kTenSecondsNs / 10,
+      "firmware service time of a write or append", ZL_NUM(controller.write_ns));
+  num("controller.management", Kind::kTime, 0, kTenSecondsNs / 10,
+      "firmware service time of a zone management command", ZL_NUM(controller.management_ns));
+  num("controller.flush", Kind::kTime, 0, kTenSecondsNs / 10, "firmware service time of a Flush",
+      ZL_NUM(controller.flush_ns));
+  num("controller.map_update", Kind::kTime, 0, 1'000'000,
+      "mapping-table time a write takes per 4 KiB (a resource shared with reset bookkeeping)",
+      ZL_NUM(controller.map_update_ns));
+  num("controller.unmap", Kind::kTime, 0, kTenSecondsNs,
+      "mapping-table time a zone reset takes per GiB of the zone's mapped data (bookkeeping; "
+      "0 = none)",
+      ZL_NUM(controller.unmap_ns_per_gib));
 
   choice("store.backing", {"", "none", "memory", "file"},
          "where data lives: none (metadata only), memory, or file (the image); empty = file "

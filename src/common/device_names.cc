@@ -16,7 +16,7 @@ constexpr std::array<std::string_view, 6> kActionNames{"none", "close", "finish"
                                                        "open", "reset", "offline"};
 
 constexpr std::array<std::string_view, kOpcodeCount> kOpcodeNames{
-    "read", "write", "append", "zone-management-send", "deallocate"};
+    "read", "write", "append", "zone-management-send", "deallocate", "flush"};
 
 }  // namespace
 

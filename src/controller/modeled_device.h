@@ -61,6 +61,9 @@ class CommandLog {
   // (a benchmark, at its end). False when it could not be made so: the
   // command is then reported failed (WRITE_FAULT).
   virtual bool completing() = 0;
+  // A power cut emptied a volatile write cache: the zone keeps its data
+  // below `durable_lbas` (zone-relative) only.
+  virtual void lost(uint32_t zone, uint64_t durable_lbas) = 0;
 };
 
 // Does a successful `command` change a device's state? (Reads do not.)
@@ -95,6 +98,18 @@ class ModeledDevice : public Device {
   // The image's journal has been replayed: the device may settle state it
   // derives from the data (a FlexZNS zone's partial parity).
   virtual void recovered() {}
+  // The power goes at the device's current time: with a volatile write
+  // cache (buffer.power_loss_protection = off) every zone loses the data
+  // that is neither on flash nor covered by a completed Flush; with
+  // protection, or no buffer, nothing is lost. Returns the zones that lost
+  // data; each is recorded (CommandLog::lost).
+  virtual uint32_t power_loss() { return 0; }
+  // Replays a recorded loss.
+  virtual Outcome replay_loss(uint32_t zone, uint64_t durable_lbas) {
+    (void)zone;
+    (void)durable_lbas;
+    return Error{"this device has no volatile write cache"};
+  }
 
   // What this interface adds to `zonelab info --json` (the ZNS block map,
   // the conventional FTL) and to a benchmark's device statistics.

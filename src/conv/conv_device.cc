@@ -219,6 +219,8 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
         trim(c.slba, c.nlb);
         counters_.deallocated_bytes += c.nlb * lba_bytes;
         break;
+      case Opcode::kFlush:
+        break;  // no volatile write cache: every completed write is durable
       case Opcode::kZoneManagementSend: {
         uint64_t zone_lbas = info_.zone_size_lbas;
         if (c.action != ZoneAction::kOpen && c.action != ZoneAction::kClose &&

@@ -17,10 +17,16 @@ Flash::Flash(const FlashConfig& config)
       program_ns_(config.program_latency_ns),
       erase_ns_(config.erase_latency_ns),
       transfer_page_ns_(config.transfer_latency_ns),
+      suspend_program_(config.suspend_program != 0),
+      suspend_erase_(config.suspend_erase != 0),
+      suspend_ns_(config.suspend_latency_ns),
+      resume_ns_(config.suspend_resume_ns),
+      suspend_max_(static_cast<uint32_t>(std::max<uint64_t>(config.suspend_max, 1))),
       channel_(channels_),
       plane_(static_cast<size_t>(channels_) * dies_per_channel_ * planes_per_die_),
       die_busy_(static_cast<size_t>(channels_) * dies_per_channel_),
       erase_counts_(plane_.size() * blocks_per_plane_, 0) {
+  if (suspend_program_ || suspend_erase_) work_.resize(plane_.size());
   ZL_ASSERT(channels_ > 0 && dies_per_channel_ > 0 && planes_per_die_ > 0);
   ZL_ASSERT(page_size_bytes_ > 0);
 }
@@ -31,10 +37,29 @@ uint64_t Flash::transfer_ns(uint64_t bytes) const {
   return (transfer_page_ns_ * bytes + page_size_bytes_ - 1) / page_size_bytes_;
 }
 
+void Flash::note_busy(uint32_t plane, uint64_t ready_ns, bool suspendable) {
+  if (work_.empty()) return;
+  PlaneWork& w = work_[plane];
+  if (ready_ns >= plane_[plane].free_at_ns()) w = PlaneWork{};  // idle until now
+  w.suspendable = suspendable;
+  if (suspendable) ++w.ops;
+}
+
 uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
   ZL_ASSERT(plane < plane_.size());
   ZL_ASSERT(bytes > 0 && bytes <= page_size_bytes_);
-  uint64_t sensed = plane_[plane].reserve(ready_ns, read_ns_);
+  uint64_t sensed = 0;
+  if (!work_.empty() && ready_ns < plane_[plane].free_at_ns() && work_[plane].suspendable &&
+      work_[plane].suspensions < suspend_max_ * work_[plane].ops) {
+    // Program/erase suspend: the read is sensed now, the plane's work after.
+    sensed = ready_ns + suspend_ns_ + read_ns_;
+    plane_[plane].extend(suspend_ns_ + read_ns_ + resume_ns_);
+    ++work_[plane].suspensions;
+    ++suspensions_;
+  } else {
+    note_busy(plane, ready_ns, false);
+    sensed = plane_[plane].reserve(ready_ns, read_ns_);
+  }
   die_busy_[die_of_plane(plane)].add(sensed - read_ns_, sensed);
   uint64_t done = channel_[channel_of_plane(plane)].reserve(sensed, transfer_ns(bytes));
   ++counters_.read_pages;
@@ -45,6 +70,7 @@ uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
 uint64_t Flash::program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
   ZL_ASSERT(plane < plane_.size());
   uint64_t loaded = channel_[channel_of_plane(plane)].reserve(ready_ns, transfer_page_ns_);
+  note_busy(plane, loaded, suspend_program_);
   uint64_t done = plane_[plane].reserve(loaded, program_ns_);
   die_busy_[die_of_plane(plane)].add(done - program_ns_, done);
   ++counters_.program_pages[static_cast<size_t>(cause)];
@@ -54,6 +80,7 @@ uint64_t Flash::program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
 uint64_t Flash::erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCause cause) {
   ZL_ASSERT(plane < plane_.size());
   ZL_ASSERT(block < blocks_per_plane_);
+  note_busy(plane, ready_ns, suspend_erase_);
   uint64_t done = plane_[plane].reserve(ready_ns, erase_ns_);
   die_busy_[die_of_plane(plane)].add(done - erase_ns_, done);
   ++erase_counts_[static_cast<size_t>(plane) * blocks_per_plane_ + block];
@@ -63,6 +90,7 @@ uint64_t Flash::erase(uint32_t plane, uint32_t block, uint64_t ready_ns, FlashCa
 
 uint64_t Flash::copyback_read(uint32_t plane, uint64_t ready_ns) {
   ZL_ASSERT(plane < plane_.size());
+  note_busy(plane, ready_ns, false);
   uint64_t done = plane_[plane].reserve(ready_ns, read_ns_);
   die_busy_[die_of_plane(plane)].add(done - read_ns_, done);
   ++counters_.read_pages;
@@ -71,6 +99,7 @@ uint64_t Flash::copyback_read(uint32_t plane, uint64_t ready_ns) {
 
 uint64_t Flash::copyback_program(uint32_t plane, uint64_t ready_ns, FlashCause cause) {
   ZL_ASSERT(plane < plane_.size());
+  note_busy(plane, ready_ns, suspend_program_);
   uint64_t done = plane_[plane].reserve(ready_ns, program_ns_);
   die_busy_[die_of_plane(plane)].add(done - program_ns_, done);
   ++counters_.program_pages[static_cast<size_t>(cause)];
@@ -96,6 +125,7 @@ void Flash::reset_stats() {
   for (auto& t : plane_) t.reset_stats();
   for (auto& d : die_busy_) d.reset_stats();
   counters_ = FlashCounters{};
+  suspensions_ = 0;
 }
 
 }  // namespace zonelab

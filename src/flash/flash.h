@@ -4,6 +4,12 @@
 //   read    = tR on the plane, then the data over the channel;
 //   program = the page over the channel, then tPROG on the plane;
 //   erase   = tBERS on the plane.
+// With flash.suspend.* on, a read that finds its plane busy with a program
+// or an erase goes first: the plane suspends (tSUS), senses the read (tR),
+// and the work it held resumes later by tSUS + tR + the resume cost. Work
+// already reserved keeps the end time it was given (its completion may have
+// been computed already); the plane's later work waits for the suspension.
+// A program or erase is suspended at most flash.suspend.max times.
 // The planes of a die work independently (multi-plane operation). Every
 // operation is counted by its cause, and every block keeps its erase count.
 #pragma once
@@ -60,6 +66,7 @@ class Flash {
   uint64_t copyback_program(uint32_t plane, uint64_t ready_ns, FlashCause cause);
 
   const FlashCounters& counters() const { return counters_; }
+  uint64_t suspensions() const { return suspensions_; }
   uint64_t channel_busy_ns(uint32_t channel) const { return channel_[channel].busy_ns(); }
   // When a plane is next free of the work reserved on it.
   uint64_t plane_free_at_ns(uint32_t plane) const { return plane_[plane].free_at_ns(); }
@@ -80,6 +87,17 @@ class Flash {
 
  private:
   uint64_t transfer_ns(uint64_t bytes) const;
+  // A program or erase reserved on `plane` from `ready_ns`.
+  void note_busy(uint32_t plane, uint64_t ready_ns, bool suspendable);
+
+  // Per plane: whether its last reserved work is a suspendable program or
+  // erase, how many such operations it has queued since it was last idle,
+  // and how many times reads suspended them.
+  struct PlaneWork {
+    bool suspendable = false;
+    uint32_t ops = 0;
+    uint32_t suspensions = 0;
+  };
 
   uint32_t channels_;
   uint32_t dies_per_channel_;
@@ -90,6 +108,13 @@ class Flash {
   uint64_t program_ns_;
   uint64_t erase_ns_;
   uint64_t transfer_page_ns_;
+  bool suspend_program_;
+  bool suspend_erase_;
+  uint64_t suspend_ns_;
+  uint64_t resume_ns_;
+  uint32_t suspend_max_;
+  std::vector<PlaneWork> work_;
+  uint64_t suspensions_ = 0;
   std::vector<Timeline> channel_;
   std::vector<Timeline> plane_;
   std::vector<UnionBusy> die_busy_;

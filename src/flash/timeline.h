@@ -20,6 +20,11 @@ class Timeline {
     return free_at_ns_;
   }
   uint64_t free_at_ns() const { return free_at_ns_; }
+  // Work already reserved takes `duration_ns` longer (it was suspended).
+  void extend(uint64_t duration_ns) {
+    free_at_ns_ += duration_ns;
+    busy_ns_ += duration_ns;
+  }
   // Restores when the resource is next free (a device image reloaded).
   void set_free_at_ns(uint64_t time_ns) { free_at_ns_ = time_ns; }
   uint64_t busy_ns() const { return busy_ns_; }

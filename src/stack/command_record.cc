@@ -2,6 +2,7 @@
 //   kind u8 = 1 | opcode u8 | action u8 | select_all u8 | stream u16 | slba u64 | nlb u32
 //   kind u8 = 2 | zone u32 | state u8
 //   kind u8 = 3 | die u32 | failed u8 (1 failed, 0 back)
+//   kind u8 = 4 | zone u32 | durable u64 (zone-relative LBAs kept at a power cut)
 #include "stack/command_record.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@ namespace {
 constexpr uint64_t kCommandRecordBytes = 18;
 constexpr uint64_t kInjectRecordBytes = 6;
 constexpr uint64_t kFailDieRecordBytes = 6;
+constexpr uint64_t kLostRecordBytes = 13;
 
 }  // namespace
 
@@ -45,6 +47,14 @@ CommandRecord CommandRecord::die_changed(uint32_t die, bool failed) {
   return r;
 }
 
+CommandRecord CommandRecord::lost(uint32_t zone, uint64_t durable_lbas) {
+  CommandRecord r;
+  r.kind = Kind::kLost;
+  r.zone = zone;
+  r.slba = durable_lbas;
+  return r;
+}
+
 Command CommandRecord::command() const {
   Command c;
   c.opcode = opcode;
@@ -68,6 +78,11 @@ std::vector<uint8_t> encode_command_record(const CommandRecord& r) {
   if (r.kind == CommandRecord::Kind::kFailDie) {
     writer.u32(r.zone);
     writer.u8(r.failed ? 1 : 0);
+    return bytes;
+  }
+  if (r.kind == CommandRecord::Kind::kLost) {
+    writer.u32(r.zone);
+    writer.u64(r.slba);
     return bytes;
   }
   writer.u8(static_cast<uint8_t>(r.opcode));
@@ -107,6 +122,15 @@ Result<CommandRecord> decode_command_record(const std::vector<uint8_t>& bytes) {
     uint8_t failed = reader.u8();
     if (failed > 1) return Error{fmt::format("a die-failure record of state {}", failed)};
     r.failed = failed == 1;
+    return r;
+  }
+  if (kind == static_cast<uint8_t>(CommandRecord::Kind::kLost)) {
+    if (bytes.size() != kLostRecordBytes) {
+      return Error{fmt::format("a power-loss record of {} bytes", bytes.size())};
+    }
+    r.kind = CommandRecord::Kind::kLost;
+    r.zone = reader.u32();
+    r.slba = reader.u64();
     return r;
   }
   if (kind != static_cast<uint8_t>(CommandRecord::Kind::kCommand)) {

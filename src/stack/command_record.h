@@ -13,7 +13,7 @@
 namespace zonelab {
 
 struct CommandRecord {
-  enum class Kind : uint8_t { kCommand = 1, kInject = 2, kFailDie = 3 };
+  enum class Kind : uint8_t { kCommand = 1, kInject = 2, kFailDie = 3, kLost = 4 };
   Kind kind = Kind::kCommand;
   // kCommand: what the host asked (data is in the image's data region).
   Opcode opcode = Opcode::kWrite;
@@ -31,6 +31,9 @@ struct CommandRecord {
   static CommandRecord of(const Command& command);
   static CommandRecord injected(uint32_t zone, ZoneState state);
   static CommandRecord die_changed(uint32_t die, bool failed);
+  // kLost: a power cut left zone `zone` with `slba` LBAs (zone-relative) of
+  // data (a volatile write cache).
+  static CommandRecord lost(uint32_t zone, uint64_t durable_lbas);
   // A command to submit again (no data, no sink).
   Command command() const;
 

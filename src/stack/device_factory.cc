@@ -1,12 +1,15 @@
 // See device_factory.h.
 #include "stack/device_factory.h"
 
+#include "controller/drive.h"
 #include "conv/conv_device.h"
 #include "zns/zns_device.h"
 
 namespace zonelab {
 
 Outcome check_device_config(const Config& config) {
+  Outcome drive = check_drive_config(config);
+  if (!drive) return drive;
   if (config.interface == "block") {
     auto geometry = conv_geometry(config);
     if (!geometry) return Error{geometry.error()};
@@ -45,11 +48,15 @@ Result<DeviceInfo> device_info_of(const Config& config) {
   info.zasl_lbas = layout->zasl_lbas();
   info.zone_sets = layout->sets();
   info.stored_lbas = layout->backing_lbas();
+  info.volatile_write_cache =
+      config.buffer.size_bytes != 0 && config.buffer.power_loss_protection == "off";
   return info;
 }
 
 Result<std::unique_ptr<ModeledDevice>> make_device(const Config& config, Simulator& sim,
                                                    std::unique_ptr<Backing> backing) {
+  Outcome drive = check_drive_config(config);
+  if (!drive) return Error{drive.error()};
   if (config.interface == "block") {
     auto device = make_conv_device(config, sim, std::move(backing));
     if (!device) return Error{device.error()};

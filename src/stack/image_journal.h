@@ -30,6 +30,9 @@ class ImageJournal final : public CommandLog {
   void die_changed(uint32_t die, bool failed) override {
     append(CommandRecord::die_changed(die, failed));
   }
+  void lost(uint32_t zone, uint64_t durable_lbas) override {
+    append(CommandRecord::lost(zone, durable_lbas));
+  }
   bool destroying() override { return flush(); }
   bool completing() override {
     if (!lazy_ || image_.journal_pending_bytes() >= kLazyFlushBytes) return flush();

@@ -119,6 +119,12 @@ class Stack {
   Outcome inject_zone(uint32_t zone, ZoneState state);
   // Test hook (zonelab inject --die): a die fails, or comes back.
   Outcome inject_die(uint32_t channel, uint32_t way, bool failed = true);
+  // Test hook (zonelab inject --power-loss): the power goes and comes back
+  // at the device's current time. A volatile write cache loses the data
+  // that is neither on flash nor covered by a completed Flush; the loss is
+  // recorded in the image. Returns the zones that lost data (0 with
+  // power-loss protection or no buffer).
+  uint32_t power_loss();
   // The real-time driver's statistics (zeros in virtual time).
   RealtimeStats realtime_stats() const;
 

@@ -195,6 +195,16 @@ int zone_action(Stack& s, const DeviceRequest& r, Json& out) {
   return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
 }
 
+// NVMe Flush: what a volatile write cache holds becomes durable.
+int flush(Stack& s, Json& out) {
+  Command c;
+  c.opcode = Opcode::kFlush;
+  s.io().submit_wait(c);
+  out = command_json(c);
+  out["volatile_write_cache"] = s.info().volatile_write_cache;
+  return c.status == Status::kSuccess ? kExitOk : kExitDeviceError;
+}
+
 // The bytes of --data FILE for a write of `bytes` bytes; false with the
 // problem in out["error"].
 bool read_data_file(const std::string& path, uint64_t bytes, std::vector<uint8_t>& data,
@@ -384,6 +394,14 @@ int inject_die(Stack& s, const DeviceRequest& r, Json& out) {
 }
 
 int inject(Stack& s, const DeviceRequest& r, Json& out) {
+  if (r.power_loss) {
+    uint32_t zones = s.power_loss();
+    out = status_json(Status::kSuccess);
+    out["power_loss"] = true;
+    out["volatile_write_cache"] = s.info().volatile_write_cache;
+    out["zones_lost_data"] = zones;
+    return kExitOk;
+  }
   if (!r.die.empty()) return inject_die(s, r, out);
   auto state = zone_state_from_name(r.state);
   if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
@@ -417,7 +435,7 @@ std::string latency_text(const Json& out) {
 
 std::optional<std::string> validate_request(const Stack& s, const DeviceRequest& r) {
   const DeviceInfo& info = s.info();
-  if (r.command == "inject" && info.interface == "block") {
+  if (r.command == "inject" && info.interface == "block" && !r.power_loss) {
     return r.die.empty()
                ? "inject: a block-interface device has no zone states to change (interface = "
                  "\"block\")"
@@ -440,7 +458,11 @@ std::optional<std::string> validate_request(const Stack& s, const DeviceRequest&
     }
     if (!r.all && !r.zone && !r.lba) return "name a zone with --zone N or --lba L (or --all)";
   }
-  if (r.command == "inject" && !r.die.empty()) {
+  if (r.command == "inject" && r.power_loss) {
+    if (r.zone || !r.die.empty() || !r.state.empty()) {
+      return "inject --power-loss takes no --zone, --die or --state: the whole drive loses power";
+    }
+  } else if (r.command == "inject" && !r.die.empty()) {
     if (r.zone) return "inject: name a zone (--zone) or a die (--die), not both";
     if (r.state != "failed" && r.state != "ok") {
       return fmt::format("--state {}: a die is made failed, or ok again (--state failed|ok)",
@@ -453,7 +475,8 @@ std::optional<std::string> validate_request(const Stack& s, const DeviceRequest&
       return problem["error"].get<std::string>();
     }
   } else if (r.command == "inject") {
-    if (!r.zone) return "inject: name a zone (--zone N) or a die (--die C:D)";
+    if (!r.zone) return "inject: name a zone (--zone N), a die (--die C:D) or --power-loss";
+    if (r.state.empty()) return "inject --zone: say what it becomes (--state read-only|offline)";
     auto state = zone_state_from_name(r.state);
     if (!state || (*state != ZoneState::kReadOnly && *state != ZoneState::kOffline)) {
       return fmt::format("--state {}: expected read-only or offline", r.state);
@@ -475,12 +498,12 @@ namespace {}  // namespace
 
 bool is_device_command(const std::string& name) {
   return name == "info" || name == "report" || name == "zone" || name == "write" ||
-         name == "append" || name == "read" || name == "inject";
+         name == "append" || name == "read" || name == "flush" || name == "inject";
 }
 
 bool request_mutates(const DeviceRequest& r) {
   return r.command == "zone" || r.command == "write" || r.command == "append" ||
-         r.command == "inject";
+         r.command == "flush" || r.command == "inject";
 }
 
 void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
@@ -528,17 +551,23 @@ void add_device_commands(CLI::App& app, DeviceRequest& r, bool with_image) {
   read->add_option("--data", r.data_file,
                    "write the blocks read into this file (as nvme read --data)");
 
-  auto* inject =
-      app.add_subcommand("inject", "test hook: make a zone read-only or offline, or fail a die");
+  auto* flush = app.add_subcommand(
+      "flush", "NVMe Flush: data in a volatile write cache becomes durable (a no-op without one)");
+  add_image(flush, r, with_image);
+
+  auto* inject = app.add_subcommand(
+      "inject", "test hook: make a zone read-only or offline, fail a die, or cut the power");
   add_image(inject, r, with_image);
   add_count_option(inject, "--zone", r.zone, "zone number");
   inject->add_option("--die", r.die,
                      "CHANNEL:DIE -- the die fails (--state failed): its pages are read back from "
                      "their stripe's parity when the device has it; --state ok brings it back");
-  inject->add_option("--state", r.state, "read-only|offline (a zone), failed|ok (a die)")
-      ->required();
+  inject->add_option("--state", r.state, "read-only|offline (a zone), failed|ok (a die)");
+  inject->add_flag("--power-loss", r.power_loss,
+                   "the power goes and comes back: a volatile write cache "
+                   "(buffer.power_loss_protection = off) loses what no Flush covered");
 
-  for (auto* sub : {info, report, zone, write, append, read, inject}) {
+  for (auto* sub : {info, report, zone, write, append, read, flush, inject}) {
     sub->callback([&r, sub] { r.command = sub->get_name(); });
   }
 }
@@ -554,6 +583,7 @@ int execute_request(Stack& s, const DeviceRequest& r, Json& out) {
   if (r.command == "write") return write_or_append(s, r, out, false);
   if (r.command == "append") return write_or_append(s, r, out, true);
   if (r.command == "read") return read(s, r, out);
+  if (r.command == "flush") return flush(s, out);
   if (r.command == "inject") return inject(s, r, out);
   out["error"] = fmt::format("unknown command '{}'", r.command);
   return kExitBadInput;
@@ -668,8 +698,17 @@ void print_human(const DeviceRequest& r, const Json& out) {
       verified = out["verified"].get<bool>() ? ", verified" : ", MISMATCH";
     fmt::print("read LBA {} +{}: {}{}{}\n", out["lba"].get<uint64_t>(), r.blocks, status,
                latency_text(out), verified);
+  } else if (r.command == "flush") {
+    fmt::print("flush: {}{}{}\n", status, latency_text(out),
+               out.value("volatile_write_cache", false) ? "" : " (no volatile write cache)");
   } else if (r.command == "inject") {
-    if (out.contains("die")) {
+    if (out.contains("power_loss")) {
+      fmt::print("power lost and restored: {} zone(s) lost data{}\n",
+                 out["zones_lost_data"].get<uint64_t>(),
+                 out["volatile_write_cache"].get<bool>()
+                     ? ""
+                     : " (no volatile write cache: nothing acknowledged is lost)");
+    } else if (out.contains("die")) {
       fmt::print("die {} is now {}\n", out["die"].get<std::string>(),
                  out["state"].get<std::string>());
     } else {

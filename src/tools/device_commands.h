@@ -12,7 +12,7 @@
 namespace zonelab::cli {
 
 struct DeviceRequest {
-  std::string command;  // info, report, zone, write, append, read, inject
+  std::string command;  // info, report, zone, write, append, read, flush, inject
   std::string image;
   bool json = false;
   std::string action;  // zone: open|close|finish|reset|offline
@@ -22,9 +22,10 @@ struct DeviceRequest {
   uint64_t blocks = 0;
   uint64_t seed = 0;
   std::optional<uint64_t> expect_seed;
-  std::string state;      // inject: read-only|offline|failed; report: filter
-  std::string die;        // inject: CHANNEL:DIE
-  std::string data_file;  // write/append: the data to write; read: where to put it
+  std::string state;        // inject: read-only|offline|failed; report: filter
+  std::string die;          // inject: CHANNEL:DIE
+  bool power_loss = false;  // inject: the power goes and comes back
+  std::string data_file;    // write/append: the data to write; read: where to put it
   uint64_t from_lba = 0;
   uint64_t limit = 0;
 };

@@ -91,7 +91,7 @@ void ZnsDevice::start_job(Command& command, const Job& job, uint64_t ready_ns) {
   j.active = true;
   if (j.kind == Job::Kind::kFill) {
     fill_job_of_zone_[j.zone] = index;
-  } else {
+  } else if (j.kind == Job::Kind::kErase) {
     erase_job_of_slot_[j.slot] = index;
   }
   ++pending_[&command].parts;
@@ -100,15 +100,18 @@ void ZnsDevice::start_job(Command& command, const Job& job, uint64_t ready_ns) {
 
 void ZnsDevice::job_step(uint32_t index, uint64_t ready_ns) {
   Job& j = jobs_[index];
-  bool yields = j.kind == Job::Kind::kFill ? config_.zns.finish_dynamic != 0
-                                           : config_.zns.reset_preemptive != 0;
+  bool yields = j.kind == Job::Kind::kFill    ? config_.zns.finish_dynamic != 0
+                : j.kind == Job::Kind::kErase ? config_.zns.reset_preemptive != 0
+                                              : false;
   if (yields && host_io_inflight_ > 0) {
     parked_jobs_.push_back(index);  // waits until host I/O drains
     return;
   }
-  uint64_t done = j.kind == Job::Kind::kFill ? fill_step(j, ready_ns) : erase_step(j, ready_ns);
+  uint64_t done = j.kind == Job::Kind::kFill    ? fill_step(j, ready_ns)
+                  : j.kind == Job::Kind::kErase ? erase_step(j, ready_ns)
+                                                : unmap_step(j, ready_ns);
   if (job_done(j)) {
-    end_job(index, done);
+    end_job(index, std::max(done, j.drained_ns));
     return;
   }
   uint64_t pause = j.kind == Job::Kind::kFill ? config_.zns.finish_pause_ns : 0;
@@ -117,12 +120,30 @@ void ZnsDevice::job_step(uint32_t index, uint64_t ready_ns) {
 }
 
 // One fill write: the next `granularity` LBAs, programming the pages they
-// complete.
+// complete. With a write buffer the fill goes through it like a host write:
+// the next step waits for buffer space, the finish for the last program.
 uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   uint64_t chunk = config_.zns.finish_granularity_bytes / layout_.lba_size_bytes();
+  uint64_t from = j.cursor_lbas;
   j.cursor_lbas = std::min(layout_.zone_capacity_lbas(j.zone), j.cursor_lbas + chunk);
   auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
-  return program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish);
+  if (buffer_.enabled()) {
+    uint64_t admitted =
+        buffer_.admit(sim_.now_ns(), ready_ns, (j.cursor_lbas - from) * layout_.lba_size_bytes());
+    j.drained_ns = std::max(j.drained_ns, program_pages(j.zone, end_page, admitted,
+                                                        FlashCause::kFinish, j.cursor_lbas));
+    return admitted;
+  }
+  return program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish, j.cursor_lbas);
+}
+
+// One slice of a reset's bookkeeping on the mapping table: writes that
+// arrive meanwhile update it between the slices.
+uint64_t ZnsDevice::unmap_step(Job& j, uint64_t ready_ns) {
+  constexpr uint64_t kSliceNs = 50'000;
+  uint64_t slice = std::min(j.unmap_ns, kSliceNs);
+  j.unmap_ns -= slice;
+  return mapping_.reserve(ready_ns, slice);
 }
 
 // One round of a preemptive reset: the next block of every unit that has one.
@@ -142,6 +163,7 @@ uint64_t ZnsDevice::erase_step(Job& j, uint64_t ready_ns) {
 
 bool ZnsDevice::job_done(const Job& j) const {
   if (j.kind == Job::Kind::kFill) return j.cursor_lbas == layout_.zone_capacity_lbas(j.zone);
+  if (j.kind == Job::Kind::kUnmap) return j.unmap_ns == 0;
   return j.next_block >= dirty_blocks(j.slot, 0, j.pages);  // unit 0 holds the most pages
 }
 
@@ -150,7 +172,7 @@ void ZnsDevice::end_job(uint32_t index, uint64_t done_ns) {
   j.active = false;
   if (j.kind == Job::Kind::kFill) {
     fill_job_of_zone_[j.zone] = -1;
-  } else {
+  } else if (j.kind == Job::Kind::kErase) {
     erase_job_of_slot_[j.slot] = -1;
   }
   free_jobs_.push_back(index);

@@ -24,7 +24,11 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       map_(layout_, config.zns.mapping_blocks == "lazy"),
       async_reset_(config.zns.reset_mode == "async"),
       full_erase_(config.zns.reset_erase == "full"),
-      erase_on_block_(config.zns.mapping_erase_on == "block") {
+      erase_on_block_(config.zns.mapping_erase_on == "block"),
+      buffer_(config.buffer.size_bytes),
+      volatile_cache_(config.buffer.size_bytes != 0 &&
+                      config.buffer.power_loss_protection == "off"),
+      cores_(config.controller.cores) {
   ZL_ASSERT(backing_ != nullptr);
   info_.interface = "zns";
   info_.lba_size_bytes = layout_.lba_size_bytes();
@@ -37,6 +41,9 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
   info_.zasl_lbas = layout_.zasl_lbas();
   info_.zone_sets = layout_.sets();
   info_.stored_lbas = layout_.backing_lbas();
+  info_.volatile_write_cache = volatile_cache_;
+  if (buffer_.enabled()) draining_.resize(layout_.zone_count());
+  if (volatile_cache_) flushed_lbas_.assign(layout_.zone_count(), 0);
   failed_.assign(flash_.dies(), 0);
   fill_job_of_zone_.assign(layout_.zone_count(), -1);
   erase_job_of_slot_.assign(map_.slot_count(), -1);
@@ -97,6 +104,23 @@ void ZnsDevice::on_event(uint64_t tag) {
   command.sink->on_complete(command);
 }
 
+uint64_t ZnsDevice::service_ns(const Command& c) const {
+  const ControllerConfig& k = config_.controller;
+  switch (c.opcode) {
+    case Opcode::kRead:
+      return k.read_ns;
+    case Opcode::kWrite:
+    case Opcode::kAppend:
+      return k.write_ns;
+    case Opcode::kFlush:
+      return k.flush_ns;
+    case Opcode::kZoneManagementSend:
+    case Opcode::kDeallocate:
+      return k.management_ns;
+  }
+  return 0;
+}
+
 Status ZnsDevice::check_range(uint64_t slba, uint32_t nlb) const {
   if (nlb == 0) return Status::kInvalidField;
   if (slba >= layout_.capacity_lbas() || nlb > layout_.capacity_lbas() - slba) {
@@ -108,7 +132,10 @@ Status ZnsDevice::check_range(uint64_t slba, uint32_t nlb) const {
 uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
   ++lifetime_commands_;
   ++counters_.commands[static_cast<size_t>(command.opcode)];
-  uint64_t t0 = start_ns + config_.host.command_overhead_ns;
+  // The firmware first (a core free, its service time), then the fixed
+  // controller overhead.
+  uint64_t served = cores_.enabled() ? cores_.serve(start_ns, service_ns(command)) : start_ns;
+  uint64_t t0 = served + config_.host.command_overhead_ns;
   command.status = Status::kSuccess;
   command.result_lba = 0;
   uint64_t done = t0;
@@ -125,6 +152,9 @@ uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
       break;
     case Opcode::kDeallocate:
       command.status = Status::kInvalidField;  // zones are reset, not trimmed
+      break;
+    case Opcode::kFlush:
+      done = execute_flush(t0);
       break;
   }
   ++counters_.statuses[static_cast<size_t>(command.status)];
@@ -192,15 +222,88 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   counters_.host_write_bytes += bytes;
   lifetime_write_bytes_ += bytes;
   uint64_t received = link_in_.reserve(t0, link_ns(bytes));
+  // The mapping table takes the new LBAs (a resource reset bookkeeping
+  // shares).
+  if (config_.controller.map_update_ns != 0) {
+    received = mapping_.reserve(received, map_update_ns(bytes));
+  }
   // Every page the data now fills completely is programmed.
-  auto full_pages = static_cast<uint32_t>(table_.zone(zone).data_end / layout_.lbas_per_page());
-  return std::max({received, erased, program_pages(zone, full_pages, received, FlashCause::kHost)});
+  const Zone& after = table_.zone(zone);
+  auto full_pages = static_cast<uint32_t>(after.data_end / layout_.lbas_per_page());
+  if (buffer_.enabled()) {
+    // Complete once in the buffer; the pages drain from there (the erase of
+    // reused blocks is ahead of them on the planes).
+    uint64_t admitted = buffer_.admit(sim_.now_ns(), received, bytes);
+    program_pages(zone, full_pages, admitted, FlashCause::kHost, after.data_end);
+    return admitted;
+  }
+  return std::max({received, erased,
+                   program_pages(zone, full_pages, received, FlashCause::kHost, after.data_end)});
 }
 
-uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns,
-                                  FlashCause cause) {
+uint64_t ZnsDevice::execute_flush(uint64_t t0) {
+  // Without a volatile cache every completed write is durable already
+  // (NVMe: Flush succeeds and does nothing).
+  if (!volatile_cache_) return t0;
+  ++drive_counters_.flushes;
+  uint64_t done = t0;
+  const uint64_t lpp = layout_.lbas_per_page();
+  const uint64_t now = sim_.now_ns();
+  for (uint32_t zone = 0; zone < layout_.zone_count(); ++zone) {
+    const Zone& z = table_.zone(zone);
+    if (z.data_end <= flushed_lbas_[zone]) continue;
+    for (const Draining& d : draining_[zone]) {
+      if (d.end_ns > now) done = std::max(done, d.end_ns);
+    }
+    // A partly written page is programmed to a spare page of its plane
+    // (the page itself is programmed when it fills).
+    if (z.data_end > uint64_t{z.pages_programmed} * lpp) {
+      uint32_t slot = map_.slot_of(zone);
+      if (slot != BlockMap::kUnmapped) {
+        uint32_t plane = layout_.unit_plane(slot, z.pages_programmed % layout_.slot_units(slot));
+        done = std::max(done, flash_.program(plane, t0, FlashCause::kHost));
+        ++drive_counters_.flush_programs;
+      }
+    }
+    flushed_lbas_[zone] = z.data_end;
+  }
+  return done;
+}
+
+uint64_t ZnsDevice::partial_page_bytes(uint32_t zone) const {
+  const Zone& z = table_.zone(zone);
+  uint64_t programmed = uint64_t{z.pages_programmed} * layout_.lbas_per_page();
+  uint64_t end = z.data_end;
+  // A finish fill in progress has put its own data in the buffer.
+  if (int64_t job = fill_job_of_zone_[zone]; job >= 0) {
+    end = std::max(end, jobs_[static_cast<size_t>(job)].cursor_lbas);
+  }
+  return end > programmed ? (end - programmed) * layout_.lba_size_bytes() : 0;
+}
+
+void ZnsDevice::forget_buffered(uint32_t zone, uint64_t partial_bytes) {
+  if (!buffer_.enabled()) return;
+  buffer_.drop(partial_bytes);
+  draining_[zone].clear();
+  if (volatile_cache_) flushed_lbas_[zone] = 0;
+}
+
+bool ZnsDevice::in_buffer(uint32_t zone, uint32_t page, uint64_t at_ns) const {
+  const std::deque<Draining>& d = draining_[zone];
+  auto it = std::lower_bound(d.begin(), d.end(), page,
+                             [](const Draining& x, uint32_t p) { return x.page < p; });
+  return it != d.end() && it->page == page && it->end_ns > at_ns;
+}
+
+uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause,
+                                  uint64_t data_end) {
   Zone& z = table_.mutable_zone(zone);
   if (end <= z.pages_programmed) return ready_ns;
+  std::deque<Draining>* draining = buffer_.enabled() ? &draining_[zone] : nullptr;
+  if (draining != nullptr) {
+    while (!draining->empty() && draining->front().end_ns <= sim_.now_ns()) draining->pop_front();
+  }
+  const uint64_t lpp = layout_.lbas_per_page();
   uint32_t slot = map_.slot_of(zone);
   ZL_ASSERT(slot != BlockMap::kUnmapped);
   // With erase_on = block, old data in a block is erased when the zone
@@ -223,8 +326,17 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
     }
     // A failed die takes no program: its page is lost, and rebuilt from
     // the stripe when read.
+    uint64_t programmed = ready;
     if (failed_count_ == 0 || failed_[plane / ppd] == 0) {
-      done = std::max(done, flash_.program(plane, ready, cause));
+      programmed = flash_.program(plane, ready, cause);
+      done = std::max(done, programmed);
+    }
+    if (draining != nullptr) {
+      // The page's data leaves the buffer when it is on flash.
+      uint64_t first = uint64_t{page} * lpp;
+      uint64_t lbas = data_end > first ? std::min(lpp, data_end - first) : 0;
+      buffer_.release_at(programmed, lbas * layout_.lba_size_bytes());
+      draining->push_back({page, programmed});
     }
     // The page that completes a stripe lets its parity go to flash. The
     // write does not wait for it: until then the parity is in the
@@ -328,7 +440,9 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
   for (uint64_t lba = offset; lba < data_end;) {
     auto page = static_cast<uint32_t>(lba / lpp);
     uint64_t page_end = std::min<uint64_t>((page + 1) * lpp, data_end);
-    if (page < z.pages_programmed) {
+    if (page < z.pages_programmed && buffer_.enabled() && in_buffer(zone, page, t0)) {
+      ++buffer_.mutable_counters().read_hits;  // still in the buffer: no flash read
+    } else if (page < z.pages_programmed) {
       uint32_t slot = map_.slot_of(zone);
       uint32_t plane = layout_.unit_plane(slot, page % layout_.slot_units(slot));
       if (failed_count_ != 0 && failed_[plane / ppd] != 0) {
@@ -418,7 +532,7 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       // No fill: only the page buffer's partial page is padded and programmed.
       uint64_t lpp = layout_.lbas_per_page();
       auto padded_pages = static_cast<uint32_t>((z.data_end + lpp - 1) / lpp);
-      uint64_t done = program_pages(zone, padded_pages, t0, FlashCause::kFinish);
+      uint64_t done = program_pages(zone, padded_pages, t0, FlashCause::kFinish, z.data_end);
       // A partly written last stripe: its parity leaves the buffer now.
       if (layout_.parity() != ParityPlacement::kNone && padded_pages != 0) {
         uint32_t slot = map_.slot_of(zone);
@@ -432,14 +546,34 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
     case ZoneAction::kReset: {
       bool was_empty = z.state == ZoneState::kEmpty;
       uint32_t programmed = z.pages_programmed;
+      uint64_t mapped_bytes = z.data_end * layout_.lba_size_bytes();
+      uint64_t partial = buffer_.enabled() ? partial_page_bytes(zone) : 0;
       status = table_.reset(zone);
       if (status != Status::kSuccess || was_empty) return t0;
+      forget_buffered(zone, partial);
       cancel_fill(zone);
       table_.mutable_zone(zone).pages_programmed = 0;
       release(zone);
-      return release_blocks(command, zone, programmed, t0);
+      uint64_t done = release_blocks(command, zone, programmed, t0);
+      if (config_.controller.unmap_ns_per_gib != 0 && mapped_bytes != 0) {
+        // Bookkeeping: the zone's LBAs leave the mapping table, slice by
+        // slice between the writes that update it.
+        Job unmap;
+        unmap.kind = Job::Kind::kUnmap;
+        unmap.zone = zone;
+        // ns per GiB x bytes, in 2^-10 steps so that no product overflows.
+        unmap.unmap_ns = (config_.controller.unmap_ns_per_gib * ((mapped_bytes + 1023) >> 10) +
+                          (uint64_t{1} << 20) - 1) >>
+                         20;
+        drive_counters_.unmap_ns += unmap.unmap_ns;
+        start_job(command, unmap, t0);
+      }
+      return done;
     }
     case ZoneAction::kOffline:
+      if (buffer_.enabled() && table_.zone(zone).state == ZoneState::kReadOnly) {
+        forget_buffered(zone, partial_page_bytes(zone));
+      }
       status = table_.offline(zone);
       if (status == Status::kSuccess) release(zone);
       return t0;
@@ -453,6 +587,7 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
 void ZnsDevice::inject(uint32_t zone, ZoneState state) {
   ZL_ASSERT(zone < layout_.zone_count());
   cancel_fill(zone);
+  if (buffer_.enabled()) forget_buffered(zone, partial_page_bytes(zone));
   table_.inject(zone, state);
   if (log_ != nullptr) log_->injected(zone, state);
   if (state == ZoneState::kOffline) release(zone);
@@ -549,6 +684,10 @@ void ZnsDevice::describe_zone(uint32_t zone, nlohmann::ordered_json& out) const 
 
 void ZnsDevice::reset_stats() {
   counters_ = HostCounters{};
+  buffer_.reset_stats();
+  cores_.reset_stats();
+  mapping_.reset_stats();
+  drive_counters_ = DriveCounters{};
   flash_.reset_stats();
   link_in_.reset_stats();
   link_out_.reset_stats();

@@ -17,11 +17,13 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "controller/drive.h"
 #include "controller/host_link.h"
 #include "controller/modeled_device.h"
 #include "controller/submission_queue.h"
@@ -50,6 +52,19 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   Outcome inject_zone(uint32_t zone, ZoneState state) override;
   Outcome inject_die(uint32_t channel, uint32_t way, bool failed = true) override;
   void recovered() override;
+  uint32_t power_loss() override;
+  Outcome replay_loss(uint32_t zone, uint64_t durable_lbas) override;
+  // The production-drive features (controller/drive.h).
+  struct DriveCounters {
+    uint64_t flushes = 0;         // Flush commands that had a cache to flush
+    uint64_t flush_programs = 0;  // partly filled pages a Flush programmed
+    uint64_t power_losses = 0;    // power cuts with a volatile cache
+    uint64_t lost_zones = 0;      // zones that lost data at them
+    uint64_t lost_bytes = 0;      // acknowledged bytes they lost
+    uint64_t unmap_ns = 0;        // reset bookkeeping on the mapping table
+  };
+  const DriveCounters& drive_counters() const { return drive_counters_; }
+  const WriteBuffer& write_buffer() const { return buffer_; }
   bool die_failed(uint32_t flat_die) const { return failed_[flat_die] != 0; }
   // Die-level RAID counters (FlexZNS parity).
   struct ParityCounters {
@@ -91,11 +106,32 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   uint64_t execute_write(Command& command, uint64_t t0);
   uint64_t execute_read(Command& command, uint64_t t0);
   uint64_t execute_zone_send(Command& command, uint64_t t0);
+  uint64_t execute_flush(uint64_t t0);
+  // The firmware's service time of a command.
+  uint64_t service_ns(const Command& command) const;
+  // Mapping-table time of a write of `bytes`.
+  uint64_t map_update_ns(uint64_t bytes) const {
+    return (config_.controller.map_update_ns * bytes + 4095) / 4096;
+  }
+  // The write buffer's data of `zone` whose page is not yet programmed (a
+  // partly written page), in bytes.
+  uint64_t partial_page_bytes(uint32_t zone) const;
+  // A zone's data is gone (reset, offline): the buffer drops its partly
+  // written page (`partial_bytes`) and what it knew of its programs.
+  void forget_buffered(uint32_t zone, uint64_t partial_bytes);
+  // Whether zone page `page` is still in the write buffer at `at_ns` (its
+  // program has not ended).
+  bool in_buffer(uint32_t zone, uint32_t page, uint64_t at_ns) const;
+  // Cuts `zone` back to `durable_lbas` of data (a power cut's loss).
+  void lose(uint32_t zone, uint64_t durable_lbas);
   uint64_t apply_action(Command& command, ZoneAction action, uint32_t zone, uint64_t t0,
                         Status& status);
   // Programs the zone's pages from the first unprogrammed one up to (not
-  // including) page `end`, on the blocks of its slot.
-  uint64_t program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause);
+  // including) page `end`, on the blocks of its slot. With a write buffer,
+  // each page's data (up to zone-relative LBA `data_end`) leaves the buffer
+  // when its program ends.
+  uint64_t program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause,
+                         uint64_t data_end);
   // Before a zone's first write: lazy mapping gives it a slot, an erase still
   // going on in the slot's blocks completes, and with erase_on = zone the
   // slot's old data is erased.
@@ -142,7 +178,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // one block per plane at a time (seed 003 4.2). Either waits while host
   // I/O is in flight (dynamic finish, preemptive reset).
   struct Job {
-    enum class Kind : uint8_t { kFill, kErase };
+    enum class Kind : uint8_t { kFill, kErase, kUnmap };
     Kind kind = Kind::kFill;
     Command* command = nullptr;
     uint32_t zone = 0;         // fill
@@ -150,6 +186,8 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
     uint32_t slot = 0;         // erase
     uint32_t pages = 0;        // erase: the slot's pages that hold data
     uint32_t next_block = 0;   // erase: the next round erases this block of each unit
+    uint64_t unmap_ns = 0;     // unmap: mapping-table time still to take
+    uint64_t drained_ns = 0;   // fill through the buffer: when its programs end
     uint32_t generation = 0;   // tells a stale step event from a live one
     bool active = false;
   };
@@ -157,6 +195,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   void job_step(uint32_t job, uint64_t ready_ns);
   uint64_t fill_step(Job& job, uint64_t ready_ns);
   uint64_t erase_step(Job& job, uint64_t ready_ns);
+  uint64_t unmap_step(Job& job, uint64_t ready_ns);
   bool job_done(const Job& job) const;
   void end_job(uint32_t job, uint64_t done_ns);
   void cancel_fill(uint32_t zone);
@@ -213,6 +252,22 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   uint64_t lifetime_write_bytes_ = 0;
   uint64_t lifetime_read_bytes_ = 0;
   uint64_t lifetime_commands_ = 0;
+  // Production-drive features (all off in the emulator presets).
+  WriteBuffer buffer_;
+  bool volatile_cache_;
+  FirmwareCores cores_;
+  Timeline mapping_;  // the mapping table: write updates, reset bookkeeping
+  struct Draining {
+    uint32_t page;
+    uint64_t end_ns;  // when its program ends
+  };
+  // Per zone, with a buffer: pages whose programs may not have ended, in
+  // page order.
+  std::vector<std::deque<Draining>> draining_;
+  // Per zone, volatile cache: data below this (zone-relative) is durable
+  // through a Flush.
+  std::vector<uint64_t> flushed_lbas_;
+  DriveCounters drive_counters_;
 };
 
 // Builds a device from a configuration (checked first). `backing` may be

@@ -16,6 +16,10 @@ constexpr uint32_t kSectionFtl = 7;  // the conventional device's (refused here)
 // The failed dies (zonelab inject --die): count u32, then each die u32
 // (channel x dies_per_channel + way), ascending. Absent: none failed.
 constexpr uint32_t kSectionFailedDies = 9;
+// A volatile write cache's Flush marks: count u32, then each zone u32 and
+// its durable end u64 (zone-relative LBAs), ascending zones, for the zones
+// whose mark is not 0. Absent: none (or no volatile cache).
+constexpr uint32_t kSectionFlushed = 10;
 
 }  // namespace
 
@@ -42,6 +46,21 @@ void ZnsDevice::export_state(ImageState& state) const {
     }
   } else {
     state.sections.erase(kSectionFailedDies);
+  }
+  uint32_t marks = 0;
+  for (uint64_t mark : flushed_lbas_) marks += mark != 0 ? 1 : 0;
+  if (marks != 0) {
+    std::vector<uint8_t>& body = state.sections[kSectionFlushed];
+    body.clear();
+    ByteWriter writer(body);
+    writer.u32(marks);
+    for (uint32_t zone = 0; zone < flushed_lbas_.size(); ++zone) {
+      if (flushed_lbas_[zone] == 0) continue;
+      writer.u32(zone);
+      writer.u64(flushed_lbas_[zone]);
+    }
+  } else {
+    state.sections.erase(kSectionFlushed);
   }
 }
 
@@ -84,6 +103,23 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
     }
     failed_count = count;
   }
+  std::vector<uint64_t> flushed(volatile_cache_ ? layout_.zone_count() : 0, 0);
+  if (auto it = state.sections.find(kSectionFlushed); it != state.sections.end()) {
+    ByteReader reader(it->second.data(), it->second.size());
+    uint32_t count = reader.has(4) ? reader.u32() : UINT32_MAX;
+    if (!volatile_cache_ || count > flushed.size() || reader.remaining() != uint64_t{count} * 12) {
+      return Error{"corrupt image: the flush-marks section does not fit the device"};
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t zone = reader.u32();
+      uint64_t mark = reader.u64();
+      if (zone >= flushed.size() || mark == 0 || mark > zones[zone].data_end ||
+          flushed[zone] != 0) {
+        return Error{fmt::format("corrupt image: flush mark of zone {}", zone)};
+      }
+      flushed[zone] = mark;
+    }
+  }
   ZoneTable table(layout_.sets(), table_.max_open(), table_.max_active());
   BlockMap map(layout_, map_.lazy());
   if (!stored_map->has_value()) {
@@ -125,6 +161,13 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
   map_ = std::move(map);
   failed_ = std::move(failed);
   failed_count_ = failed_count;
+  flushed_lbas_ = std::move(flushed);
+  if (buffer_.enabled()) {
+    // Partly written pages wait in the buffer for the rest of their data.
+    for (uint32_t zone = 0; zone < layout_.zone_count(); ++zone) {
+      buffer_.hold(partial_page_bytes(zone));
+    }
+  }
   flash_.erase_counts() = std::move(erase_counts).value();
   lifetime_write_bytes_ = lifetime->host_write_bytes;
   lifetime_read_bytes_ = lifetime->host_read_bytes;
