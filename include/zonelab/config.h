@@ -135,6 +135,9 @@ struct BlockConfig {
 struct BufferConfig {
   uint64_t size_bytes = 0;
   std::string power_loss_protection = "on";  // "on" or "off"
+  // The share of the buffer a finish fill may hold at once, in hundredths
+  // of a percent (host writes keep the rest).
+  uint64_t internal_share_bp = 10000;
 };
 
 // The controller's own work. `cores` firmware cores serve each command for

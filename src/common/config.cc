@@ -234,6 +234,11 @@ std::vector<Key> make_keys() {
          "data not yet on flash is lost at a power cut unless a Flush completed",
          ZL_TEXT(buffer.power_loss_protection));
 
+  num("buffer.internal_share", Kind::kPercent, 1, 10000,
+      "the share of the buffer a finish fill (device-internal writes) may hold at once; host "
+      "writes keep the rest",
+      ZL_NUM(buffer.internal_share_bp));
+
   num("controller.cores", Kind::kCount, 0, 1024,
       "firmware cores that serve every command for its service time; 0 = none (only "
       "host.command_overhead, as an emulator)",

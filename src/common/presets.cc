@@ -139,10 +139,16 @@ planes_per_die = 2
 blocks_per_plane = 904
 pages_per_block = 1152
 page_size = "16KiB"
-read_latency = "60us"
-program_latency = "700us"
+read_latency = "65us"
+program_latency = "888us"
 erase_latency = "3500us"
 transfer_latency = "13653ns"
+[flash.suspend]
+program = true
+erase = true
+latency = "30us"
+resume = "20us"
+max = 6
 [host]
 lba_size = "4KiB"
 command_overhead = "2us"
@@ -169,21 +175,33 @@ max_open = 14
 max_active = 14
 zasl = "512KiB"
 [zns.reset]
-mode = "sync"
+mode = "async"
 erase = "partial"
 preemptive = false
 [zns.finish]
-granularity = "1MiB"
+granularity = "16KiB"
 pause = "0ns"
 dynamic = false
 [zns.mapping]
-blocks = "direct"
-erase_on = "zone"
+blocks = "lazy"
+erase_on = "block"
 [block]
 overprovisioning = "7%"
 gc = "greedy"
 streams = 1
 gc_watermark = 2
+[buffer]
+size = "16MiB"
+power_loss_protection = "on"
+internal_share = "12.5%"
+[controller]
+cores = 3
+read = "10us"
+write = "6us"
+management = "10us"
+flush = "10us"
+map_update = "2780ns"
+unmap = "15200us"
 [store]
 backing = ""
 )";

@@ -128,8 +128,12 @@ uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   j.cursor_lbas = std::min(layout_.zone_capacity_lbas(j.zone), j.cursor_lbas + chunk);
   auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
   if (buffer_.enabled()) {
-    uint64_t admitted =
-        buffer_.admit(sim_.now_ns(), ready_ns, (j.cursor_lbas - from) * layout_.lba_size_bytes());
+    // Within the fill's share of the buffer first, then the buffer itself.
+    uint64_t bytes = (j.cursor_lbas - from) * layout_.lba_size_bytes();
+    uint64_t quota = internal_quota_.enabled()
+                         ? internal_quota_.admit(sim_.now_ns(), ready_ns, bytes)
+                         : ready_ns;
+    uint64_t admitted = buffer_.admit(sim_.now_ns(), quota, bytes);
     j.drained_ns = std::max(j.drained_ns, program_pages(j.zone, end_page, admitted,
                                                         FlashCause::kFinish, j.cursor_lbas));
     return admitted;
@@ -140,7 +144,7 @@ uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
 // One slice of a reset's bookkeeping on the mapping table: writes that
 // arrive meanwhile update it between the slices.
 uint64_t ZnsDevice::unmap_step(Job& j, uint64_t ready_ns) {
-  constexpr uint64_t kSliceNs = 50'000;
+  constexpr uint64_t kSliceNs = 5'000;
   uint64_t slice = std::min(j.unmap_ns, kSliceNs);
   j.unmap_ns -= slice;
   return mapping_.reserve(ready_ns, slice);
@@ -191,6 +195,12 @@ void ZnsDevice::end_job(uint32_t index, uint64_t done_ns) {
 void ZnsDevice::cancel_fill(uint32_t zone) {
   int64_t job = fill_job_of_zone_[zone];
   if (job < 0) return;
+  if (internal_quota_.enabled()) {
+    // The fill's data of a partly filled page never goes to flash.
+    uint64_t programmed = uint64_t{table_.zone(zone).pages_programmed} * layout_.lbas_per_page();
+    uint64_t cursor = jobs_[static_cast<size_t>(job)].cursor_lbas;
+    if (cursor > programmed) internal_quota_.drop((cursor - programmed) * layout_.lba_size_bytes());
+  }
   std::erase(parked_jobs_, static_cast<uint32_t>(job));
   end_job(static_cast<uint32_t>(job), sim_.now_ns());
 }

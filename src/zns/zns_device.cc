@@ -26,6 +26,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       full_erase_(config.zns.reset_erase == "full"),
       erase_on_block_(config.zns.mapping_erase_on == "block"),
       buffer_(config.buffer.size_bytes),
+      internal_quota_(config.buffer.size_bytes * config.buffer.internal_share_bp / 10000),
       volatile_cache_(config.buffer.size_bytes != 0 &&
                       config.buffer.power_loss_protection == "off"),
       cores_(config.controller.cores) {
@@ -336,6 +337,9 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
       uint64_t first = uint64_t{page} * lpp;
       uint64_t lbas = data_end > first ? std::min(lpp, data_end - first) : 0;
       buffer_.release_at(programmed, lbas * layout_.lba_size_bytes());
+      if (cause == FlashCause::kFinish && internal_quota_.enabled()) {
+        internal_quota_.release_at(programmed, lbas * layout_.lba_size_bytes());
+      }
       draining->push_back({page, programmed});
     }
     // The page that completes a stripe lets its parity go to flash. The
@@ -685,6 +689,7 @@ void ZnsDevice::describe_zone(uint32_t zone, nlohmann::ordered_json& out) const 
 void ZnsDevice::reset_stats() {
   counters_ = HostCounters{};
   buffer_.reset_stats();
+  internal_quota_.reset_stats();
   cores_.reset_stats();
   mapping_.reset_stats();
   drive_counters_ = DriveCounters{};

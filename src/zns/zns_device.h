@@ -254,6 +254,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   uint64_t lifetime_commands_ = 0;
   // Production-drive features (all off in the emulator presets).
   WriteBuffer buffer_;
+  WriteBuffer internal_quota_;  // the part of buffer_ a finish fill may hold
   bool volatile_cache_;
   FirmwareCores cores_;
   Timeline mapping_;  // the mapping table: write updates, reset bookkeeping
