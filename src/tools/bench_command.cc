@@ -43,6 +43,10 @@ Json job_json(const JobResult& r) {
   j["end_ns"] = r.end_ns;
   j["resets"] = r.resets;
   if (r.resets != 0) j["reset_lat_ns"] = latency_json(r.reset_latency_ns);
+  if (r.flushes != 0) {
+    j["flushes"] = r.flushes;
+    j["flush_lat_ns"] = latency_json(r.flush_latency_ns);
+  }
   j["errors"] = r.errors;
   if (r.errors != 0) j["first_error"] = r.first_error;
   if (r.spec.log_interval_ns != 0) {
@@ -96,6 +100,9 @@ void print_table(const RunResult& run, const Json& device, double wall_s, bool s
     if (r.resets != 0)
       fmt::print("  {} zone resets, mean {}\n", r.resets,
                  format_duration(static_cast<uint64_t>(r.reset_latency_ns.mean())));
+    if (r.flushes != 0)
+      fmt::print("  {} flushes, mean {}\n", r.flushes,
+                 format_duration(static_cast<uint64_t>(r.flush_latency_ns.mean())));
   }
   auto mean_max = [](const Json& list) {
     double sum = 0, max = 0;

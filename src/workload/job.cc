@@ -186,6 +186,15 @@ Outcome set_rate(JobSpec& job, std::string_view value) {
   return {};
 }
 
+Outcome set_fsync(JobSpec& job, std::string_view value) {
+  auto n = parse_count(value);
+  if (!n || *n > (uint64_t{1} << 32)) {
+    return Error{fmt::format("'{}': expected a count of writes (0 = never)", shown(value))};
+  }
+  job.fsync = *n;
+  return {};
+}
+
 Outcome set_rate_iops(JobSpec& job, std::string_view value) {
   double rate = 0;
   const char* end = value.data() + value.size();
@@ -269,7 +278,7 @@ struct JobOption {
 };
 
 // The options, in the order help lists them.
-const std::array<JobOption, 21> kJobOptions{{
+const std::array<JobOption, 22> kJobOptions{{
     {{"name", "", "NAME",
       "job name in the output; on the command line each --name starts a new job (options before "
       "the first are every job's)"},
@@ -299,6 +308,8 @@ const std::array<JobOption, 21> kJobOptions{{
     {{"rate", "", "RATE", "the job's bandwidth limit, e.g. 100m or 100MiB/s"}, set_rate},
     {{"rate_iops", "", "N", "the job's operations per second"}, set_rate_iops},
     {{"rwmixread", "", "PCT", "randrw: percent of the ops that read (default 50)"}, set_rwmixread},
+    {{"fsync", "", "N", "writers: an NVMe Flush after every N writes (0 = never, the default)"},
+     set_fsync},
     {{"rwmixwrite", "", "PCT", "randrw: percent of the ops that write (100 - rwmixread)"},
      set_rwmixwrite},
     {{"kb_base", "", "1024|1000",

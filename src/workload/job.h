@@ -87,6 +87,7 @@ struct JobSpec {
   bool time_based = false;          // with runtime: run for all of it, whatever size says
   uint64_t rate_bytes_per_s = 0;    // 0: unlimited
   uint32_t rwmixread_percent = 50;  // randrw: the share of reads
+  uint64_t fsync = 0;               // writers: an NVMe Flush after every N writes (fio's fsync)
   uint32_t kb_base = 1024;          // how its sizes were read (1024 or 1000)
   bool stonewall = false;           // start after every earlier job has finished
   // Writers: the zone after a full one is the next of the clone's zones in

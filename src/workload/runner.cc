@@ -46,6 +46,7 @@ enum class SlotUse : uint8_t {
   kZoneReuse,  // a writer's reset of a zone it comes back to
   kPrepare,    // a management op's write before its finish or softfinish
   kManage,     // a management op's finish or reset
+  kFlush,      // an NVMe Flush after fsync=N writes
 };
 
 struct Slot {
@@ -103,6 +104,7 @@ class BlockOrder {
 enum class Next : uint8_t { kIssue, kWait, kDone };
 
 struct Clone {
+  uint64_t writes_since_flush = 0;  // fsync=N
   JobResult* result = nullptr;
   const JobSpec* spec = nullptr;
   size_t job_index = 0;
@@ -191,6 +193,9 @@ class Engine final : public CompletionSink, public EventHandler {
     } else if (slot.use == SlotUse::kZoneReuse) {
       ++r.resets;
       r.reset_latency_ns.record(command.latency_ns());
+    } else if (slot.use == SlotUse::kFlush) {
+      ++r.flushes;
+      r.flush_latency_ns.record(command.latency_ns());
     } else {
       uint64_t bytes = slot.use == SlotUse::kData ? command.nlb * info_.lba_size_bytes : 0;
       count_op(clone, command.complete_ns, command.latency_ns(), bytes, command.opcode);
@@ -280,7 +285,11 @@ class Engine final : public CompletionSink, public EventHandler {
       }
       clone.free_slots.pop_back();
       ++clone.inflight;
-      if (slot->use != SlotUse::kZoneReuse) ++clone.ops_started;
+      if (slot->use == SlotUse::kData &&
+          (slot->command.opcode == Opcode::kWrite || slot->command.opcode == Opcode::kAppend)) {
+        ++clone.writes_since_flush;
+      }
+      if (slot->use != SlotUse::kZoneReuse && slot->use != SlotUse::kFlush) ++clone.ops_started;
       if (clone.rate_bytes_per_s != 0 && slot->use == SlotUse::kData) {
         uint64_t bytes = slot->command.nlb * info_.lba_size_bytes;
         clone.next_allowed_ns = std::max(clone.next_allowed_ns, now) +
@@ -312,6 +321,13 @@ class Engine final : public CompletionSink, public EventHandler {
     c = Command{};
     c.sink = this;
     c.user_tag = reinterpret_cast<uint64_t>(&slot);
+    if (clone.spec->fsync != 0 && clone.writes_since_flush >= clone.spec->fsync) {
+      // fio's fsync=N: after N writes, a Flush in the next free slot.
+      clone.writes_since_flush = 0;
+      slot.use = SlotUse::kFlush;
+      c.opcode = Opcode::kFlush;
+      return Next::kIssue;
+    }
     switch (clone.spec->kind) {
       case JobKind::kWrite:
       case JobKind::kAppend:

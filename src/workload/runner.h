@@ -49,6 +49,8 @@ struct JobResult {
   Histogram latency_ns;
   uint64_t resets = 0;  // zone resets the job issued to reuse zones
   Histogram reset_latency_ns;
+  uint64_t flushes = 0;  // Flush commands (fsync=N)
+  Histogram flush_latency_ns;
   uint64_t errors = 0;
   // The device's status for the first failed command; SUCCESS with errors > 0
   // means the job could not be planned (e.g. nothing to read).

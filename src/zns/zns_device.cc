@@ -627,6 +627,31 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
     }
   }
   out["failed_dies"] = std::move(failed);
+  const ControllerConfig& k = config_.controller;
+  if (buffer_.enabled() || cores_.enabled() || k.map_update_ns != 0 || k.unmap_ns_per_gib != 0 ||
+      config_.flash.suspend_program != 0 || config_.flash.suspend_erase != 0) {
+    // The production-drive features (controller/drive.h); counters since
+    // the device was opened or its statistics were last cleared.
+    const WriteBuffer::Counters& b = buffer_.counters();
+    out["drive"] = {{"buffer_bytes", buffer_.size_bytes()},
+                    {"power_loss_protection", config_.buffer.power_loss_protection == "on"},
+                    {"volatile_write_cache", volatile_cache_},
+                    {"buffer_admitted_bytes", b.admitted_bytes},
+                    {"buffer_waits", b.waits},
+                    {"buffer_wait_ns", b.wait_ns},
+                    {"buffer_peak_bytes", b.peak_bytes},
+                    {"buffer_read_hits", b.read_hits},
+                    {"suspensions", flash_.suspensions()},
+                    {"firmware_cores", k.cores},
+                    {"firmware_busy_ns", cores_.busy_ns()},
+                    {"mapping_busy_ns", mapping_.busy_ns()},
+                    {"reset_unmap_ns", drive_counters_.unmap_ns},
+                    {"flushes", drive_counters_.flushes},
+                    {"flush_programs", drive_counters_.flush_programs},
+                    {"power_losses", drive_counters_.power_losses},
+                    {"power_loss_lost_zones", drive_counters_.lost_zones},
+                    {"power_loss_lost_bytes", drive_counters_.lost_bytes}};
+  }
   if (!layout_.flex()) {
     out["parity"] = {{"placement", "none"}, {"area_bytes", 0}, {"percent_of_flash", 0.0}};
     return;
