@@ -112,6 +112,59 @@ BENCHMARK(BM_FlexSeqWrite4KiBQd32)
     ->Args({1, 1})
     ->Unit(benchmark::kMillisecond);
 
+// The production-drive features' cost to the model: on the small preset,
+// 4 KiB sequential writes (zones 0-31) beside 4 KiB random reads (zones
+// 32-63, filled first), each at queue depth 32, with the write buffer,
+// program/erase suspend, firmware cores and the mapping table off (drive:0)
+// or on as zn540 sets them (drive:1).
+void BM_DriveMixed4KiBQd32(benchmark::State& state) {
+  const bool drive = state.range(0) != 0;
+  const uint64_t ops = 100'000;
+  JobSpec writes = job(JobKind::kWrite, 4096, 32, ops * 4096);
+  writes.zones = {{0, 31}};
+  JobSpec reads = job(JobKind::kRandRead, 4096, 32, ops * 4096);
+  reads.zones = {{32, 63}};
+  JobSpec fill = job(JobKind::kWrite, 1 << 20, 4, 0);
+  fill.zones = {{32, 63}};
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto bench = std::make_unique<Bench>();
+    Config config = *preset_config("small");
+    config.store.backing = "none";
+    if (drive) {
+      config.buffer.size_bytes = 16 << 20;
+      config.buffer.internal_share_bp = 1250;
+      config.flash.suspend_program = 1;
+      config.flash.suspend_erase = 1;
+      config.flash.suspend_latency_ns = 30'000;
+      config.flash.suspend_resume_ns = 20'000;
+      config.flash.suspend_max = 6;
+      config.controller.cores = 3;
+      config.controller.read_ns = 10'000;
+      config.controller.write_ns = 6'000;
+      config.controller.management_ns = 10'000;
+      config.controller.map_update_ns = 2'780;
+      config.controller.unmap_ns_per_gib = 15'200'000;
+    }
+    bench->device = std::move(make_zns_device(config, bench->sim)).value();
+    run_jobs(*bench->device, bench->sim, {fill}, 1);
+    state.ResumeTiming();
+    RunResult run = run_jobs(*bench->device, bench->sim, {writes, reads}, seed++);
+    benchmark::DoNotOptimize(run.commands);
+    if (run.commands < 2 * ops) state.SkipWithError("wrong command count");
+    state.PauseTiming();
+    bench.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 2 * ops));
+}
+BENCHMARK(BM_DriveMixed4KiBQd32)
+    ->ArgNames({"drive"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
+
 // Building the 29,172-zone zssd-small device in memory (metadata only).
 void BM_MakeZssdSmall(benchmark::State& state) {
   for (auto _ : state) {
