@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "experiments/experiment.h"
+#include "experiments/front_end.h"
 #include "stack/stack.h"
 #include "workload/runner.h"
 
@@ -66,37 +67,19 @@ const std::vector<Setup>& setups() {
   return kSetups;
 }
 
-// The scaled flash, and the emulator-style front end on both interfaces:
-// the conventional device models no write buffer, suspend or firmware, so
-// the ZNS side runs without the zn540 preset's production-drive features
-// (and with the flash timings it is described with above), and the two
-// interfaces differ only in what the seed compares.
+// The scaled flash. Both interfaces run on the emulator-style front end
+// (front_end.h): the conventional device models no write buffer, suspend or
+// firmware, so the ZNS side runs without the zn540 preset's production-drive
+// features, and the two differ only in what the seed compares.
 const std::vector<std::string>& scaled_device() {
-  static const std::vector<std::string> kScaled = {
-      "store.backing=none",
-      "flash.blocks_per_plane=96",
-      "flash.pages_per_block=128",
-      "zns.zone_capacity=128MiB",
-      "zns.zone_size=128MiB",
-      "zns.zone_count=0",
-      "flash.read_latency=60us",
-      "flash.program_latency=700us",
-      "flash.suspend.program=false",
-      "flash.suspend.erase=false",
-      "buffer.size=0",
-      "buffer.internal_share=100%",
-      "controller.cores=0",
-      "controller.read=0ns",
-      "controller.write=0ns",
-      "controller.management=0ns",
-      "controller.flush=0ns",
-      "controller.map_update=0ns",
-      "controller.unmap=0ns",
-      "zns.reset.mode=sync",
-      "zns.mapping.blocks=direct",
-      "zns.mapping.erase_on=zone",
-      "zns.finish.granularity=1MiB",
-  };
+  static const std::vector<std::string> kScaled = [] {
+    std::vector<std::string> o = {
+        "store.backing=none",       "flash.blocks_per_plane=96", "flash.pages_per_block=128",
+        "zns.zone_capacity=128MiB", "zns.zone_size=128MiB",      "zns.zone_count=0",
+    };
+    o.insert(o.end(), emulator_front_end().begin(), emulator_front_end().end());
+    return o;
+  }();
   return kScaled;
 }
 

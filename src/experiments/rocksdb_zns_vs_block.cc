@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "experiments/experiment.h"
+#include "experiments/front_end.h"
 #include "fs/zoned_fs.h"
 #include "rocksdb/kv_runner.h"
 #include "stack/stack.h"
@@ -82,13 +83,17 @@ Scale scale_of(const RunOptions& options) {
   return options.quick ? Scale{64, 64, 40'000, 1.0} : Scale{128, 80, 300'000, 15.0};
 }
 
+// Both interfaces on the emulator-style front end (front_end.h), as the
+// conventional device has no write buffer, suspend or firmware.
 std::vector<std::string> scaled_device(uint32_t blocks_per_plane) {
-  return {"store.backing=file",
-          "flash.pages_per_block=4",
-          fmt::format("flash.blocks_per_plane={}", blocks_per_plane),
-          "zns.zone_capacity=16MiB",
-          "zns.zone_size=16MiB",
-          "zns.zone_count=0"};
+  std::vector<std::string> o = {"store.backing=file",
+                                "flash.pages_per_block=4",
+                                fmt::format("flash.blocks_per_plane={}", blocks_per_plane),
+                                "zns.zone_capacity=16MiB",
+                                "zns.zone_size=16MiB",
+                                "zns.zone_count=0"};
+  o.insert(o.end(), emulator_front_end().begin(), emulator_front_end().end());
+  return o;
 }
 
 // A device image of a setup in a directory of its own, with a file system.
