@@ -67,6 +67,7 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run zinc-softfinish --out experiments/zinc-softfinish/results
 	$(BUILD)/zonelab experiment run rocksdb-zns-vs-block --out experiments/rocksdb-zns-vs-block/results
 	$(BUILD)/zonelab experiment run flexzns --out experiments/flexzns/results
+	$(BUILD)/zonelab experiment run zn540 --out experiments/zn540/results
 
 fuzz: deps
 	scripts/fuzz.sh

@@ -18,7 +18,7 @@ std::span<const ExperimentSet> experiment_sets() {
   static const ExperimentSet kSets[] = {
       confznspp_experiments(),       block_tax_experiments(),
       zinc_softfinish_experiments(), rocksdb_zns_vs_block_experiments(),
-      flexzns_experiments(),
+      flexzns_experiments(),         zn540_experiments(),
   };
   return kSets;
 }

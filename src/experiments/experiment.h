@@ -28,6 +28,13 @@ namespace zonelab {
 // its points in the order of the `order` column (empty: of `x`); with an
 // `order` column the report's grid has a row per value of it, each cell
 // showing x / y (e.g. throughput / latency per concurrency level).
+//
+// `kind` "heatmap" draws a grid instead, a row per value of `x` and a column
+// per value of `series`, each cell coloured and labelled with `y` (the
+// report's grid has the same shape); "bar" draws one horizontal bar per row,
+// labelled with its `x`, of length `y`, coloured by `series`. `panel` names a
+// column whose values split a line plot into side-by-side panels.
+// `references` are dashed lines across the plot at those values of `y`.
 struct PlotSpec {
   std::string x;
   std::string y;
@@ -40,6 +47,9 @@ struct PlotSpec {
   bool logy = false;
   std::string order = {};
   std::string order_label = {};
+  std::string kind = {};  // empty: lines
+  std::string panel = {};
+  std::vector<double> references = {};
 };
 
 // One number the paper reports, beside the model's number for the same
@@ -106,5 +116,7 @@ ExperimentSet zinc_softfinish_experiments();
 ExperimentSet rocksdb_zns_vs_block_experiments();
 // FlexZNS zone formats and their parity, from the layout plan.
 ExperimentSet flexzns_experiments();
+// The ZN540 interference study of seed 003 (Fig. 2-4, 7, 8) on `zn540`.
+ExperimentSet zn540_experiments();
 
 }  // namespace zonelab

@@ -18,6 +18,15 @@ TEST(ExperimentRegistry, ListsConfznsppWithItsExperiments) {
   EXPECT_EQ(find_experiment(*set, "nope"), nullptr);
 }
 
+TEST(ExperimentRegistry, ListsZn540WithItsMembers) {
+  const ExperimentSet* set = find_experiment_set("zn540");
+  ASSERT_NE(set, nullptr);
+  for (const char* name : {"fig2", "fig3", "fig4", "fig7", "fig8", "observations", "calibration"}) {
+    EXPECT_NE(find_experiment(*set, name), nullptr) << name;
+  }
+  EXPECT_EQ(set->experiments.size(), 7u);
+}
+
 TEST(ExperimentRegistry, UnknownNamesAreNotFound) {
   EXPECT_EQ(find_experiment_set(""), nullptr);
   EXPECT_EQ(find_experiment_set("ConfZNSpp"), nullptr);

@@ -23,6 +23,11 @@ Json plot_json(const PlotSpec& plot) {
             {"xlabel", plot.xlabel}, {"ylabel", plot.ylabel}, {"series_label", plot.series_label},
             {"title", plot.title},   {"logx", plot.logx},     {"logy", plot.logy}};
   if (!plot.order.empty()) j["order"] = plot.order;
+  // Written only when set, so the documents of plain line plots stay as
+  // they were.
+  if (!plot.kind.empty()) j["kind"] = plot.kind;
+  if (!plot.panel.empty()) j["panel"] = plot.panel;
+  if (!plot.references.empty()) j["references"] = plot.references;
   return j;
 }
 

@@ -111,6 +111,43 @@ TEST(Report, AnOrderColumnMakesAGridRowPerLevelWithXAndY) {
   EXPECT_NE(md.find("| 2 | 3 / 0.75 | - |"), std::string::npos) << md;
 }
 
+TEST(Report, PlotKindPanelAndReferencesAreWrittenOnlyWhenSet) {
+  auto plain = experiment_json(kSet, run_fake(false), false);
+  EXPECT_FALSE(plain["plot"].contains("kind"));
+  EXPECT_FALSE(plain["plot"].contains("panel"));
+  EXPECT_FALSE(plain["plot"].contains("references"));
+  ExperimentRun run = run_fake(false);
+  run.result.plot.kind = "bar";
+  run.result.plot.panel = "mode";
+  run.result.plot.references = {0.85, 1.0};
+  auto j = experiment_json(kSet, run, false);
+  EXPECT_EQ(j["plot"]["kind"], "bar");
+  EXPECT_EQ(j["plot"]["panel"], "mode");
+  EXPECT_EQ(j["plot"]["references"].size(), 2u);
+  EXPECT_EQ(j["plot"]["references"][1], 1.0);
+}
+
+TEST(Report, AHeatmapGridHasARowPerXAndAColumnPerSeries) {
+  ExperimentRun run = run_fake(false);
+  run.result.table = Table({"fg", "bg", "m"});
+  run.result.table.add_row({std::string("write"), std::string("finish"), 0.26});
+  run.result.table.add_row({std::string("write"), std::string("reset"), 0.17});
+  run.result.table.add_row({std::string("read"), std::string("finish"), 1.17});
+  run.result.plot = {.x = "fg",
+                     .y = "m",
+                     .series = "bg",
+                     .xlabel = "fg",
+                     .ylabel = "M",
+                     .series_label = "bg",
+                     .title = "heat",
+                     .kind = "heatmap"};
+  std::vector<ExperimentRun> runs{run};
+  std::string md = set_report_markdown(kSet, runs, "c", false);
+  EXPECT_NE(md.find("| fg | finish | reset |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| write | 0.26 | 0.17 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| read | 1.17 | - |"), std::string::npos) << md;
+}
+
 TEST(Report, NumbersForPeople) {
   EXPECT_EQ(format_number(77.015), "77.015");
   EXPECT_EQ(format_number(48.230825699), "48.2308");

@@ -55,6 +55,31 @@ class SeriesTest(unittest.TestCase):
         with self.assertRaises(plot.BadInput):
             plot.series_points([{"erase": "full", "latency_ms": "1"}], SPEC)
 
+    def test_a_panel_column_splits_the_rows_in_first_seen_order(self):
+        rows = [{"panel": "write", "v": "1"}, {"panel": "read", "v": "2"},
+                {"panel": "write", "v": "3"}]
+        panels = plot.panel_rows(rows, {"panel": "panel"})
+        self.assertEqual(list(panels), ["write", "read"])
+        self.assertEqual([r["v"] for r in panels["write"]], ["1", "3"])
+        self.assertEqual(list(plot.panel_rows(rows, {})), [""])
+
+    def test_heatmap_cells_have_a_row_per_x_and_a_column_per_series(self):
+        rows = [{"fg": "write", "bg": "finish", "m": "0.26"},
+                {"fg": "write", "bg": "reset", "m": "0.17"},
+                {"fg": "read", "bg": "finish", "m": "1.17"}]
+        labels_r, labels_c, cells = plot.heatmap_cells(rows, {"x": "fg", "series": "bg", "y": "m"})
+        self.assertEqual(labels_r, ["write", "read"])
+        self.assertEqual(labels_c, ["finish", "reset"])
+        self.assertEqual(cells[("read", "finish")], 1.17)
+        self.assertNotIn(("read", "reset"), cells)
+
+    def test_bars_keep_table_order_and_a_text_cell_in_y_is_bad_input(self):
+        rows = [{"t": "b", "r": "1.2", "ok": "false"}, {"t": "a", "r": "0.9", "ok": "true"}]
+        spec = {"x": "t", "y": "r", "series": "ok"}
+        self.assertEqual(plot.bars(rows, spec), [("b", 1.2, "false"), ("a", 0.9, "true")])
+        with self.assertRaises(plot.BadInput):
+            plot.bars([{"t": "a", "r": "not stated", "ok": "x"}], spec)
+
     def test_a_document_without_a_plot_spec_is_bad_input(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "e.json")
@@ -96,6 +121,29 @@ class DrawTest(unittest.TestCase):
             self.assertEqual(plot.main(["plot.py", path]), 0)
             with open(png, "rb") as f:
                 self.assertEqual(f.read(), first)
+
+    def test_draws_panels_heatmaps_and_bars(self):
+        cases = [
+            ("kind,panel,cl,kiops,p95\nx,write,1,1,10\nx,write,2,2,12\nx,read,1,3,20\n",
+             {"x": "kiops", "y": "p95", "series": "kind", "order": "cl", "panel": "panel",
+              "references": [15], "title": "panels"}),
+            ("fg,bg,m,paper\nwrite,finish,0.26,0.26\nread,reset,0.05,not stated\n",
+             {"x": "fg", "y": "m", "series": "bg", "kind": "heatmap", "title": "heat"}),
+            ("t,r,ok\nreset peak,1.2,false\nfinish peak,0.95,true\n",
+             {"x": "t", "y": "r", "series": "ok", "kind": "bar", "logy": True,
+              "references": [0.85, 1, 1.15], "title": "bars"}),
+        ]
+        for csv_text, spec in cases:
+            with self.subTest(spec["title"]), tempfile.TemporaryDirectory() as d:
+                path = write_experiment(d, csv_text=csv_text, spec=spec)
+                self.assertEqual(plot.main(["plot.py", path]), 0)
+                with open(os.path.join(d, "e.png"), "rb") as f:
+                    self.assertTrue(f.read().startswith(b"\x89PNG\r\n\x1a\n"))
+
+    def test_an_unknown_kind_exits_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write_experiment(d, spec=dict(SPEC, kind="pie"))
+            self.assertEqual(plot.main(["plot.py", path]), plot.EXIT_BAD_INPUT)
 
     def test_a_bad_table_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
