@@ -27,6 +27,14 @@ Outcome check_drive_config(const Config& c) {
         "drains a page at a time",
         format_size(c.buffer.size_bytes), format_size(c.flash.page_size_bytes))};
   }
+  if (buffer && c.interface == "zns" && c.zns.max_active != 0 &&
+      c.buffer.size_bytes < (c.zns.max_active + 1) * c.flash.page_size_bytes) {
+    return Error{fmt::format(
+        "buffer.size ({}) cannot hold a partly written page of each of the {} active zones and "
+        "one page more ({})",
+        format_size(c.buffer.size_bytes), c.zns.max_active,
+        format_size((c.zns.max_active + 1) * c.flash.page_size_bytes))};
+  }
   if (!buffer && c.buffer.power_loss_protection == "off") {
     return Error{"buffer.power_loss_protection = off needs a buffer to lose (set buffer.size)"};
   }
@@ -77,6 +85,7 @@ uint64_t WriteBuffer::admit(uint64_t now_ns, uint64_t ready_ns, uint64_t bytes) 
       at = std::max(ready_ns, time);
       if (used + need <= size_) break;
     }
+    if (used + need > size_) ++counters_.overcommits;
     if (at > ready_ns) {
       ++counters_.waits;
       counters_.wait_ns += at - ready_ns;
@@ -89,7 +98,7 @@ uint64_t WriteBuffer::admit(uint64_t now_ns, uint64_t ready_ns, uint64_t bytes) 
   }
   held_ += bytes;
   counters_.admitted_bytes += bytes;
-  counters_.peak_bytes = std::max(counters_.peak_bytes, std::min(used + bytes, size_));
+  counters_.peak_bytes = std::max(counters_.peak_bytes, used + bytes);
   return at;
 }
 

@@ -49,6 +49,9 @@ class WriteBuffer {
     uint64_t waits = 0;    // writes that found the buffer full
     uint64_t wait_ns = 0;  // their time waiting for space
     uint64_t peak_bytes = 0;
+    // Writes admitted although partly written pages alone filled the buffer
+    // (only possible with more active zones than pages in the buffer).
+    uint64_t overcommits = 0;
     uint64_t read_hits = 0;  // flash pages a read took from the buffer
   };
   const Counters& counters() const { return counters_; }

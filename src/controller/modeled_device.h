@@ -103,7 +103,12 @@ class ModeledDevice : public Device {
   // that is neither on flash nor covered by a completed Flush; with
   // protection, or no buffer, nothing is lost. Returns the zones that lost
   // data; each is recorded (CommandLog::lost).
-  virtual uint32_t power_loss() { return 0; }
+  // `keep_data`: the cut changes the state in memory only, nothing is
+  // recorded or discarded (an image opened read-only).
+  virtual uint32_t power_loss(bool keep_data = false) {
+    (void)keep_data;
+    return 0;
+  }
   // Replays a recorded loss.
   virtual Outcome replay_loss(uint32_t zone, uint64_t durable_lbas) {
     (void)zone;

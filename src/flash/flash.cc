@@ -51,11 +51,21 @@ uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
   uint64_t sensed = 0;
   if (!work_.empty() && ready_ns < plane_[plane].free_at_ns() && work_[plane].suspendable &&
       work_[plane].suspensions < suspend_max_ * work_[plane].ops) {
-    // Program/erase suspend: the read is sensed now, the plane's work after.
-    sensed = ready_ns + suspend_ns_ + read_ns_;
-    plane_[plane].extend(suspend_ns_ + read_ns_ + resume_ns_);
-    ++work_[plane].suspensions;
+    // Program/erase suspend: the read is sensed now, the plane's work after;
+    // a read that comes while the plane is suspended senses after the
+    // reads before it, in the same suspension.
+    PlaneWork& w = work_[plane];
+    if (ready_ns < w.read_free_ns) {
+      sensed = w.read_free_ns + read_ns_;
+      plane_[plane].extend(read_ns_);
+    } else {
+      sensed = ready_ns + suspend_ns_ + read_ns_;
+      plane_[plane].extend(suspend_ns_ + read_ns_ + resume_ns_);
+    }
+    // Each read that gets ahead counts against the operation's cap.
+    ++w.suspensions;
     ++suspensions_;
+    w.read_free_ns = sensed;
   } else {
     note_busy(plane, ready_ns, false);
     sensed = plane_[plane].reserve(ready_ns, read_ns_);

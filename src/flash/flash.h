@@ -97,6 +97,7 @@ class Flash {
     bool suspendable = false;
     uint32_t ops = 0;
     uint32_t suspensions = 0;
+    uint64_t read_free_ns = 0;  // reads in the current suspension sense until then
   };
 
   uint32_t channels_;

@@ -263,6 +263,10 @@ Outcome Stack::attach_image() {
   Outcome replayed = replay_journal();
   if (!replayed) return replayed;
   device_->recovered();
+  if (replayed_ != 0 && info.volatile_write_cache && image_->read_only()) {
+    // What a writable open will find, in memory only: nothing is written.
+    (void)device_->power_loss(true);
+  }
   if (image_->read_only()) return {};
   if (replayed_ != 0 && info.volatile_write_cache) {
     // The process ended without closing the image: for the drive, the

@@ -75,8 +75,18 @@ class MemoryBacking final : public Backing {
       }
       const ZoneSetInfo& set = sets_[zone_set_of_lba(sets_, at)];
       uint32_t zone = set.zone_of(at);
-      std::vector<uint8_t>().swap(zones_[zone]);
-      at = set.start_of(zone + 1);
+      uint64_t zone_end = set.start_of(zone + 1);
+      uint64_t start = set.start_of(zone);
+      if (at == start) {
+        std::vector<uint8_t>().swap(zones_[zone]);
+      } else if (!zones_[zone].empty()) {
+        // The tail of a zone (a power cut's loss): zeros from `at` on.
+        uint64_t from = (at - start) * lba_size_;
+        uint64_t to = std::min<uint64_t>((std::min(lba + nlb, zone_end) - start) * lba_size_,
+                                         zones_[zone].size());
+        if (from < to) std::memset(zones_[zone].data() + from, 0, to - from);
+      }
+      at = zone_end;
     }
   }
 

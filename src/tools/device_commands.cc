@@ -100,6 +100,7 @@ Json info_json(const Stack& stack) {
     j["max_open"] = info.max_open;
     j["max_active"] = info.max_active;
     j["zasl_lbas"] = info.zasl_lbas;
+    j["volatile_write_cache"] = info.volatile_write_cache;
     Json sets = Json::array();
     for (const ZoneSetInfo& set : info.zone_sets) {
       sets.push_back({{"size_lbas", set.zone_size_lbas},

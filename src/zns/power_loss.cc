@@ -15,7 +15,7 @@ namespace zonelab {
 // programmed pages are old data its next first write erases), one that
 // keeps some is closed -- or full, when closing it would break the active
 // limit.
-void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas) {
+void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas, bool keep_data) {
   Zone z = table_.zone(zone);
   ZL_ASSERT(durable_lbas < z.data_end);
   cancel_fill(zone);
@@ -36,6 +36,15 @@ void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas) {
     // The pages past the kept ones hold data no read reaches; they count
     // as programmed until the zone is reset.
     bool was_active = zone_is_active(z.state);
+    // Pages past the kept ones are old data now: the zone programs them
+    // again when it is rewritten, and their blocks are erased first.
+    auto kept_pages = static_cast<uint32_t>(
+        std::min<uint64_t>(z.pages_programmed, durable_lbas / layout_.lbas_per_page()));
+    if (slot != BlockMap::kUnmapped && kept_pages < z.pages_programmed) {
+      Slot& s = map_.mutable_slot(slot);
+      s.stale_pages = std::max(s.stale_pages, z.pages_programmed);
+    }
+    z.pages_programmed = kept_pages;
     z.wp = durable_lbas;
     z.data_end = durable_lbas;
     z.state = ZoneState::kClosed;
@@ -48,11 +57,12 @@ void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas) {
   table_.recount();
   // The record of the loss is durable before the data goes; if it cannot
   // be, the data stays (above the write pointer, where nothing reads it).
-  if (log_destroying()) backing_->discard(layout_.zone_start_lba(zone) + durable_lbas, lost);
+  if (!keep_data && log_destroying())
+    backing_->discard(layout_.zone_start_lba(zone) + durable_lbas, lost);
   if (volatile_cache_) flushed_lbas_[zone] = std::min(flushed_lbas_[zone], durable_lbas);
 }
 
-uint32_t ZnsDevice::power_loss() {
+uint32_t ZnsDevice::power_loss(bool keep_data) {
   if (!volatile_cache_) return 0;
   ++drive_counters_.power_losses;
   const uint64_t now = sim_.now_ns();
@@ -73,8 +83,8 @@ uint32_t ZnsDevice::power_loss() {
     }
     uint64_t durable = std::min(z.data_end, std::max(flushed_lbas_[zone], on_flash));
     if (durable >= z.data_end) continue;
-    if (log_ != nullptr) log_->lost(zone, durable);
-    lose(zone, durable);
+    if (log_ != nullptr && !keep_data) log_->lost(zone, durable);
+    lose(zone, durable, keep_data);
     ++zones;
   }
   return zones;

@@ -52,7 +52,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   Outcome inject_zone(uint32_t zone, ZoneState state) override;
   Outcome inject_die(uint32_t channel, uint32_t way, bool failed = true) override;
   void recovered() override;
-  uint32_t power_loss() override;
+  uint32_t power_loss(bool keep_data = false) override;
   Outcome replay_loss(uint32_t zone, uint64_t durable_lbas) override;
   // The production-drive features (controller/drive.h).
   struct DriveCounters {
@@ -123,7 +123,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // program has not ended).
   bool in_buffer(uint32_t zone, uint32_t page, uint64_t at_ns) const;
   // Cuts `zone` back to `durable_lbas` of data (a power cut's loss).
-  void lose(uint32_t zone, uint64_t durable_lbas);
+  void lose(uint32_t zone, uint64_t durable_lbas, bool keep_data = false);
   uint64_t apply_action(Command& command, ZoneAction action, uint32_t zone, uint64_t t0,
                         Status& status);
   // Programs the zone's pages from the first unprogrammed one up to (not

@@ -1,0 +1,845 @@
+// A production drive's front end on the ZNS device (controller/drive.h):
+// the write-back buffer, NVMe Flush, a power cut with and without
+// power-loss protection, program/erase suspend for reads, firmware cores,
+// and reset bookkeeping on the mapping table -- plus the configuration
+// checks that keep them consistent, and a deterministic run.
+//
+// The flash is small_flash_config's (2 channels x 1 die x 1 plane, 16 KiB
+// pages, zones of 16 pages striped over the two planes, tPROG 700 us, tR
+// 60 us, a 10 us page transfer, 5 us of command overhead), with its data in
+// memory. Every expected time is derived from the configuration.
+//
+// Tests whose comment starts with BUG describe a defect the model has
+// today; they fail until it is fixed.
+#include "controller/drive.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "controller/host_link.h"
+#include "zns/small_flash_test_config.h"
+#include "zns/zns_device.h"
+#include "zonelab/config.h"
+
+namespace zonelab {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+Config drive_config(std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), "store.backing=memory");
+  return small_flash_config(extra);
+}
+
+// The data of LBA `lba`: never zero, different for every LBA, the same
+// whenever it is written again.
+std::vector<uint8_t> lba_data(uint64_t slba, uint32_t nlb, uint64_t lba_bytes) {
+  std::vector<uint8_t> out(nlb * lba_bytes);
+  for (uint64_t i = 0; i < out.size(); ++i) {
+    uint64_t lba = slba + i / lba_bytes;
+    out[i] = static_cast<uint8_t>((lba * 131 + (i % lba_bytes) * 7) % 251 + 1);
+  }
+  return out;
+}
+
+// One device on its own simulator. Commands (and their data) live in the
+// rig; each is submitted now or at a chosen virtual time.
+class Rig final : public CompletionSink, private EventHandler {
+ public:
+  explicit Rig(const Config& device_config) : config(device_config) {
+    auto made = make_zns_device(config, sim);
+    if (!made.ok()) {
+      ADD_FAILURE() << made.error();
+      std::abort();
+    }
+    dev = std::move(made).value();
+  }
+
+  uint64_t lba_bytes() const { return dev->layout().lba_size_bytes(); }
+  uint64_t lpp() const { return dev->layout().lbas_per_page(); }
+  uint64_t page_bytes() const { return lpp() * lba_bytes(); }
+  uint64_t start(uint32_t zone) const { return dev->zone(zone).start_lba; }
+  uint64_t cap() const { return dev->layout().zone_capacity_lbas(); }
+  // Zone-relative write pointer (capacity for a full zone).
+  uint64_t wp(uint32_t zone) const {
+    ZoneDescriptor d = dev->zone(zone);
+    return d.state == ZoneState::kFull ? d.capacity_lbas : d.wp_lba - d.start_lba;
+  }
+  ZoneState state(uint32_t zone) const { return dev->zone(zone).state; }
+  uint64_t link_ns(uint64_t bytes) const {
+    return link_time_ns(bytes, config.host.link_bandwidth_bytes_per_s);
+  }
+  uint64_t host_programs() const {
+    return dev->flash().counters().program_pages[static_cast<size_t>(FlashCause::kHost)];
+  }
+
+  Command& make(Opcode op, uint64_t slba = 0, uint32_t nlb = 0) {
+    Command& c = commands_.emplace_back();
+    c.opcode = op;
+    c.slba = slba;
+    c.nlb = nlb;
+    if (op == Opcode::kWrite) {
+      c.data = buffers_.emplace_back(lba_data(slba, nlb, lba_bytes())).data();
+    } else if (op == Opcode::kRead) {
+      c.data = buffers_.emplace_back(nlb * lba_bytes(), 0xee).data();
+    }
+    return c;
+  }
+  Command& submit(Command& c) {
+    c.sink = this;
+    dev->submit(c);
+    return c;
+  }
+  // Submitted at virtual time `time_ns` (not before now).
+  Command& at(uint64_t time_ns, Command& c) {
+    scheduled_.push_back(&c);
+    sim.schedule_at(time_ns, this, scheduled_.size() - 1);
+    return c;
+  }
+  Command& write(uint64_t slba, uint32_t nlb) { return submit(make(Opcode::kWrite, slba, nlb)); }
+  Command& read(uint64_t slba, uint32_t nlb) { return submit(make(Opcode::kRead, slba, nlb)); }
+  Command& flush() { return submit(make(Opcode::kFlush)); }
+  Command& manage(ZoneAction action, uint32_t zone) {
+    Command& c = make(Opcode::kZoneManagementSend, start(zone));
+    c.action = action;
+    return submit(c);
+  }
+  // Runs every event; then, if asked, idles on to `until_ns`.
+  void wait(uint64_t until_ns = 0) {
+    sim.run();
+    if (until_ns > sim.now_ns()) sim.advance_to(until_ns);
+  }
+
+  // Whether a read's data is that of its LBAs (lba_data), or zeros.
+  bool holds_data(const Command& read) const {
+    return std::equal(read.data, read.data + read.nlb * lba_bytes(),
+                      lba_data(read.slba, read.nlb, lba_bytes()).begin());
+  }
+  bool holds_zeros(const Command& read) const {
+    return std::all_of(read.data, read.data + read.nlb * lba_bytes(),
+                       [](uint8_t b) { return b == 0; });
+  }
+  // Reads [slba, slba + nlb) to completion.
+  Command& read_now(uint64_t slba, uint32_t nlb) {
+    Command& c = read(slba, nlb);
+    sim.run();
+    return c;
+  }
+
+  void on_complete(Command& c) override {
+    EXPECT_EQ(sim.now_ns(), c.complete_ns);
+    completed.push_back(&c);
+    // The buffer's content right now (a copy: counting retires releases).
+    WriteBuffer buffer = dev->write_buffer();
+    max_used_bytes = std::max(max_used_bytes, buffer.used_bytes(sim.now_ns()));
+    if (then) then(c);
+  }
+
+  Config config;
+  Simulator sim;
+  std::unique_ptr<ZnsDevice> dev;
+  std::vector<Command*> completed;
+  // The most the buffer held at a completion; meaningful when no write is
+  // in flight past its completion's time (each command waits for the one
+  // before it).
+  uint64_t max_used_bytes = 0;
+  // Called after each completion (a closed-loop submitter).
+  std::function<void(Command&)> then;
+
+ private:
+  void on_event(uint64_t tag) override { submit(*scheduled_[tag]); }
+
+  std::deque<Command> commands_;
+  std::deque<std::vector<uint8_t>> buffers_;
+  std::vector<Command*> scheduled_;
+};
+
+void expect_zone_limits(const Rig& r) {
+  const ZoneTable& t = r.dev->zones();
+  EXPECT_TRUE(t.invariants_hold());
+  if (t.max_open() != 0) {
+    EXPECT_LE(t.open_count(), t.max_open());
+  }
+  if (t.max_active() != 0) {
+    EXPECT_LE(t.active_count(), t.max_active());
+  }
+}
+
+// ---------------------------------------------------------------- buffer
+
+TEST(DriveBuffer, AWriteCompletesInTheBufferInsteadOfAfterItsProgram) {
+  Rig flash_only(drive_config());
+  Command& slow = flash_only.write(0, 4);
+  flash_only.wait();
+  ASSERT_EQ(slow.status, Status::kSuccess);
+  EXPECT_GE(slow.latency_ns(), flash_only.config.flash.program_latency_ns);
+
+  Rig buffered(drive_config({"buffer.size=1MiB"}));
+  Command& fast = buffered.write(0, 4);
+  buffered.wait();
+  ASSERT_EQ(fast.status, Status::kSuccess);
+  // The overhead, the data over the link, nothing more.
+  EXPECT_EQ(fast.latency_ns(),
+            buffered.config.host.command_overhead_ns + buffered.link_ns(buffered.page_bytes()));
+  EXPECT_LT(fast.latency_ns() * 10, buffered.config.flash.program_latency_ns);
+  // The page is programmed all the same.
+  EXPECT_EQ(buffered.host_programs(), 1u);
+}
+
+TEST(DriveBuffer, WritesThatOutrunTheFlashSlowToItsRate) {
+  // 4 pages of buffer; one-page writes, each submitted as the one before
+  // completes, on two planes.
+  Rig r(drive_config({"buffer.size=64KiB"}));
+  const uint64_t size = r.config.buffer.size_bytes;
+  const uint64_t buffer_pages = size / r.page_bytes();
+  const uint32_t writes = 32;
+  const auto lpp = static_cast<uint32_t>(r.lpp());
+  std::vector<Command*> w;
+  r.then = [&](Command&) {
+    if (w.size() < writes) w.push_back(&r.write(w.size() * lpp, lpp));
+  };
+  w.push_back(&r.write(0, lpp));
+  r.wait();
+  ASSERT_EQ(w.size(), writes);
+  for (Command* c : w) ASSERT_EQ(c->status, Status::kSuccess);
+  const uint64_t tprog = r.config.flash.program_latency_ns;
+  // The first writes fit: link speed.
+  for (uint64_t i = 0; i < buffer_pages; ++i) EXPECT_LT(w[i]->latency_ns(), tprog / 10) << i;
+  // Then a write waits for a page to leave: two planes program two pages
+  // per tPROG, so each write completes a tPROG after the one before the
+  // one before it.
+  EXPECT_GE(w[buffer_pages]->complete_ns, tprog);
+  for (uint64_t i = buffer_pages + 2; i < writes; ++i) {
+    EXPECT_EQ(w[i]->complete_ns - w[i - 2]->complete_ns, tprog) << i;
+  }
+  const WriteBuffer::Counters& k = r.dev->write_buffer().counters();
+  EXPECT_GE(k.waits, (writes - buffer_pages) / 2);
+  EXPECT_LE(k.waits, writes - buffer_pages);
+  EXPECT_GE(k.wait_ns, (writes - buffer_pages) / 2 * tprog * 9 / 10);
+  EXPECT_EQ(k.peak_bytes, size);
+  EXPECT_EQ(k.admitted_bytes, writes * r.page_bytes());
+  // Full, never more.
+  EXPECT_EQ(r.max_used_bytes, size);
+}
+
+TEST(DriveBuffer, PartlyWrittenPagesOfManyZonesOvercommitOnlyWithoutAnActiveLimit) {
+  // A buffer of one flash page, and three open zones each with 3/4 of a
+  // page in it: with no active limit the partly written pages cannot all
+  // fit; the device takes the writes and counts the overcommit.
+  Rig r(drive_config({"buffer.size=16KiB"}));
+  for (uint32_t zone = 0; zone < 3; ++zone) {
+    Command& w = r.write(r.start(zone), 3);
+    r.wait();
+    ASSERT_EQ(w.status, Status::kSuccess);
+  }
+  const WriteBuffer& buffer = r.dev->write_buffer();
+  EXPECT_GT(buffer.counters().overcommits, 0u);
+  EXPECT_GT(buffer.counters().peak_bytes, r.config.buffer.size_bytes);
+  // With an active limit, the configuration must leave room for a partly
+  // written page of every active zone and one more page.
+  Config limited = drive_config({"buffer.size=16KiB", "zns.max_active=2", "zns.max_open=2"});
+  auto checked = check_drive_config(limited);
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().find("cannot hold a partly written page"), std::string::npos);
+  Config roomy = drive_config({"buffer.size=48KiB", "zns.max_active=2", "zns.max_open=2"});
+  EXPECT_TRUE(check_drive_config(roomy));
+}
+
+TEST(DriveBuffer, AReadOfDataStillDrainingComesFromTheBuffer) {
+  Rig r(drive_config({"buffer.size=1MiB"}));
+  r.write(0, 4);
+  r.wait();
+  const uint64_t reads_before = r.dev->flash().counters().read_pages;
+  Command& hit = r.read_now(0, 4);
+  ASSERT_EQ(hit.status, Status::kSuccess);
+  EXPECT_TRUE(r.holds_data(hit));
+  EXPECT_EQ(r.dev->write_buffer().counters().read_hits, 1u);
+  EXPECT_EQ(r.dev->flash().counters().read_pages, reads_before);
+  EXPECT_LT(hit.latency_ns(), r.config.flash.read_latency_ns);
+  EXPECT_EQ(hit.latency_ns(), r.config.host.command_overhead_ns + r.link_ns(r.page_bytes()));
+
+  // Once programmed, the page is read from flash.
+  r.wait(r.sim.now_ns() + 2 * r.config.flash.program_latency_ns);
+  Command& miss = r.read_now(0, 4);
+  EXPECT_TRUE(r.holds_data(miss));
+  EXPECT_EQ(r.dev->write_buffer().counters().read_hits, 1u);
+  EXPECT_EQ(r.dev->flash().counters().read_pages, reads_before + 1);
+  EXPECT_GE(miss.latency_ns(), r.config.flash.read_latency_ns);
+}
+
+// WriteBuffer alone: admissions wait for the release that makes room, and
+// what it holds never exceeds its size while whole pages come and go.
+TEST(DriveWriteBuffer, AWriteWaitsForTheEarliestReleaseThatMakesRoom) {
+  const uint64_t page = 16 << 10;
+  WriteBuffer b(4 * page);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(b.admit(0, 10, page), 10u);
+  b.release_at(500, page);
+  b.release_at(300, page);
+  b.release_at(900, 2 * page);
+  // Two pages more: the one leaving at 300 is not enough, 500 is.
+  EXPECT_EQ(b.admit(0, 20, 2 * page), 500u);
+  EXPECT_EQ(b.counters().waits, 1u);
+  EXPECT_EQ(b.counters().wait_ns, 480u);
+  EXPECT_EQ(b.counters().peak_bytes, 4 * page);
+  EXPECT_EQ(b.used_bytes(500), 4 * page);  // two held, two leaving at 900
+  EXPECT_EQ(b.used_bytes(900), 2 * page);
+}
+
+TEST(DriveWriteBuffer, WholePagesNeverOverfillIt) {
+  const uint64_t page = 16 << 10;
+  const uint64_t size = 5 * page;
+  WriteBuffer b(size);
+  std::mt19937_64 rng(7);
+  uint64_t ready = 0;
+  for (int i = 0; i < 2000; ++i) {
+    uint64_t bytes = (1 + rng() % 3) * page;
+    ready += rng() % 200;
+    uint64_t at = b.admit(ready, ready, bytes);
+    ASSERT_GE(at, ready);
+    // Its pages program a while after they are in.
+    for (uint64_t p = 0; p < bytes / page; ++p) b.release_at(at + 100 + rng() % 900, page);
+    ASSERT_LE(b.used_bytes(at), size) << i;
+    ASSERT_LE(b.counters().peak_bytes, size);
+    ready = at;
+  }
+  EXPECT_GT(b.counters().waits, 0u);
+}
+
+// ----------------------------------------------------------------- flush
+
+TEST(DriveFlush, WithoutAVolatileCacheItSucceedsWithNoFlashWork) {
+  for (const char* buffer : {"buffer.size=0", "buffer.size=1MiB"}) {
+    SCOPED_TRACE(buffer);
+    Rig r(drive_config({buffer, "buffer.power_loss_protection=on"}));
+    EXPECT_FALSE(r.dev->info().volatile_write_cache);
+    r.write(0, 6);
+    r.wait();
+    const uint64_t programs = r.host_programs();
+    Command& f = r.flush();
+    r.wait();
+    EXPECT_EQ(f.status, Status::kSuccess);
+    EXPECT_EQ(f.latency_ns(), r.config.host.command_overhead_ns);
+    EXPECT_EQ(r.host_programs(), programs);
+    EXPECT_EQ(r.dev->drive_counters().flushes, 0u);
+    EXPECT_EQ(r.dev->drive_counters().flush_programs, 0u);
+  }
+}
+
+TEST(DriveFlush, WithAVolatileCacheItWaitsForProgramsAndProgramsThePartialPage) {
+  Rig r(drive_config({"buffer.size=1MiB", "buffer.power_loss_protection=off"}));
+  EXPECT_TRUE(r.dev->info().volatile_write_cache);
+  Command& w = r.write(0, 6);  // a page and a half
+  r.wait();
+  EXPECT_LT(w.latency_ns(), r.config.flash.program_latency_ns);
+  EXPECT_EQ(r.host_programs(), 1u);
+  Command& f = r.flush();
+  r.wait();
+  EXPECT_EQ(f.status, Status::kSuccess);
+  // Page 0's program, which the write did not wait for, and the half page.
+  EXPECT_GE(f.complete_ns, w.submit_ns + r.config.flash.program_latency_ns);
+  EXPECT_GE(f.latency_ns(), r.config.flash.program_latency_ns);
+  EXPECT_EQ(r.dev->drive_counters().flushes, 1u);
+  EXPECT_EQ(r.dev->drive_counters().flush_programs, 1u);
+  EXPECT_EQ(r.host_programs(), 2u);
+
+  // Nothing new: nothing to do.
+  Command& again = r.flush();
+  r.wait();
+  EXPECT_EQ(again.latency_ns(), r.config.host.command_overhead_ns);
+  EXPECT_EQ(r.dev->drive_counters().flush_programs, 1u);
+  EXPECT_EQ(r.host_programs(), 2u);
+
+  // A write that completes the page: the flush waits for its program, and
+  // has no partial page to program.
+  Command& rest = r.write(6, 2);
+  Command& third = r.flush();
+  r.wait();
+  EXPECT_EQ(r.host_programs(), 3u);
+  EXPECT_EQ(r.dev->drive_counters().flush_programs, 1u);
+  EXPECT_GE(third.complete_ns, rest.submit_ns + r.config.flash.program_latency_ns);
+}
+
+// ------------------------------------------------------------ power loss
+
+Config cut_config(const char* protection) {
+  return drive_config({"buffer.size=1MiB",
+                       std::string("buffer.power_loss_protection=") + protection, "zns.max_open=2",
+                       "zns.max_active=3"});
+}
+
+// Zone 0: 6 LBAs flushed, then 10 more whose programs are under way at the
+// cut. Zone 2: 8 LBAs (two pages) on flash before the cut, and one more in
+// a partly written page. Zone 1: 2 LBAs, never flushed.
+void cut_workload(Rig& r) {
+  const uint64_t tprog = r.config.flash.program_latency_ns;
+  r.write(r.start(0), 6);
+  r.flush();
+  r.wait();
+  r.write(r.start(2), 8);
+  r.write(r.start(2) + 8, 1);
+  r.wait(r.sim.now_ns() + 3 * tprog);
+  r.write(r.start(0) + 6, 10);
+  r.write(r.start(1), 2);
+  r.wait();
+  for (Command* c : r.completed) ASSERT_EQ(c->status, Status::kSuccess);
+}
+
+TEST(DrivePowerLoss, AVolatileCacheKeepsWhatWasFlushedOrProgrammedAndNothingElse) {
+  Rig r(cut_config("off"));
+  cut_workload(r);
+  EXPECT_EQ(r.dev->power_loss(), 3u);
+  const auto& k = r.dev->drive_counters();
+  EXPECT_EQ(k.power_losses, 1u);
+  EXPECT_EQ(k.lost_zones, 3u);
+  EXPECT_EQ(k.lost_bytes, (10 + 2 + 1) * r.lba_bytes());
+
+  // Zone 0: back to the flush.
+  EXPECT_EQ(r.wp(0), 6u);
+  EXPECT_EQ(r.state(0), ZoneState::kClosed);
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(0), 6)));
+  EXPECT_TRUE(r.holds_zeros(r.read_now(r.start(0) + 6, 10)));
+  // Zone 1: nothing kept.
+  EXPECT_EQ(r.wp(1), 0u);
+  EXPECT_EQ(r.state(1), ZoneState::kEmpty);
+  EXPECT_TRUE(r.holds_zeros(r.read_now(r.start(1), 2)));
+  // Zone 2: its programmed pages, not the partial one.
+  EXPECT_EQ(r.wp(2), 8u);
+  EXPECT_EQ(r.state(2), ZoneState::kClosed);
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(2), 8)));
+  EXPECT_TRUE(r.holds_zeros(r.read_now(r.start(2) + 8, 1)));
+  expect_zone_limits(r);
+
+  // Writing goes on at the new write pointers, not the old ones.
+  EXPECT_EQ(r.write(r.start(0) + 16, 1).status, Status::kZoneInvalidWrite);
+  r.wait();
+  Command& again = r.write(r.start(0) + 6, 10);
+  r.wait();
+  EXPECT_EQ(again.status, Status::kSuccess);
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(0), 16)));
+  expect_zone_limits(r);
+
+  // A second cut right away: only what came since is at stake.
+  r.flush();
+  r.wait();
+  EXPECT_EQ(r.dev->power_loss(), 0u);
+  EXPECT_EQ(r.wp(0), 16u);
+}
+
+TEST(DrivePowerLoss, AZoneKeepsItsDataBeforeTheCutInAMemoryBacking) {
+  // BUG: the cut discards the lost range [kept, end) from the backing, and
+  // the memory backing discards whole zones: the kept LBAs read as zeros.
+  Rig r(cut_config("off"));
+  r.write(0, 4);
+  r.wait(r.sim.now_ns() + 3 * r.config.flash.program_latency_ns);  // page 0 on flash
+  r.write(4, 2);                                                   // volatile
+  r.wait();
+  EXPECT_EQ(r.dev->power_loss(), 1u);
+  EXPECT_EQ(r.wp(0), 4u);
+  EXPECT_TRUE(r.holds_data(r.read_now(0, 4)));
+}
+
+TEST(DrivePowerLoss, WithProtectionNothingIsLost) {
+  Rig r(cut_config("on"));
+  cut_workload(r);
+  EXPECT_EQ(r.dev->power_loss(), 0u);
+  EXPECT_EQ(r.dev->drive_counters().power_losses, 0u);
+  EXPECT_EQ(r.wp(0), 16u);
+  EXPECT_EQ(r.wp(1), 2u);
+  EXPECT_EQ(r.wp(2), 9u);
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(0), 16)));
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(1), 2)));
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(2), 9)));
+  expect_zone_limits(r);
+}
+
+TEST(DrivePowerLoss, AFullZoneThatLosesDataStaysWithinTheActiveLimit) {
+  Rig r(cut_config("off"));
+  const uint64_t tprog = r.config.flash.program_latency_ns;
+  // Zones 0 and 1 flushed; zone 2 one page on flash, then filled; zone 3
+  // opened with data in flight: three active zones at the cut.
+  r.write(r.start(0), 4);
+  r.write(r.start(1), 4);
+  r.flush();
+  r.wait();
+  r.write(r.start(2), 4);
+  r.wait(r.sim.now_ns() + 3 * tprog);
+  r.write(r.start(2) + 4, static_cast<uint32_t>(r.cap() - 4));
+  r.write(r.start(3), 4);
+  r.wait();
+  for (Command* c : r.completed) ASSERT_EQ(c->status, Status::kSuccess);
+  ASSERT_EQ(r.state(2), ZoneState::kFull);
+  ASSERT_EQ(r.dev->zones().active_count(), 3u);
+
+  EXPECT_EQ(r.dev->power_loss(), 2u);
+  EXPECT_EQ(r.wp(0), 4u);
+  EXPECT_EQ(r.wp(1), 4u);
+  EXPECT_EQ(r.state(3), ZoneState::kEmpty);
+  // Zone 2 keeps its first page; closing it would have broken the active
+  // limit, so it reads as full with zeros past the page.
+  EXPECT_TRUE(r.state(2) == ZoneState::kFull || r.state(2) == ZoneState::kClosed);
+  if (r.state(2) == ZoneState::kClosed) {
+    EXPECT_EQ(r.wp(2), 4u);
+  }
+  EXPECT_TRUE(r.holds_data(r.read_now(r.start(2), 4)));
+  EXPECT_TRUE(r.holds_zeros(r.read_now(r.start(2) + 4, static_cast<uint32_t>(r.cap() - 4))));
+  expect_zone_limits(r);
+}
+
+TEST(DrivePowerLoss, DataRewrittenAfterACutIsProgrammedAgainAndIsVolatileAgain) {
+  // BUG: the cut leaves the lost pages counted as programmed, so the data
+  // written again over them is never programmed -- and a second cut keeps
+  // it though it is neither on flash nor flushed.
+  Rig r(cut_config("off"));
+  const uint64_t tprog = r.config.flash.program_latency_ns;
+  r.write(0, 4);
+  r.wait(r.sim.now_ns() + 3 * tprog);  // page 0 on flash
+  r.write(4, 8);                       // pages 1 and 2 in flight
+  r.wait();
+  EXPECT_EQ(r.dev->power_loss(), 1u);
+  ASSERT_EQ(r.wp(0), 4u);
+  const uint64_t programs = r.host_programs();
+  Command& again = r.write(4, 8);
+  r.wait();
+  ASSERT_EQ(again.status, Status::kSuccess);
+  EXPECT_EQ(r.host_programs(), programs + 2);  // the two pages go to flash
+  EXPECT_EQ(r.dev->power_loss(), 1u);          // and are in flight at this cut
+  EXPECT_EQ(r.wp(0), 4u);
+}
+
+// --------------------------------------------------------------- suspend
+
+struct SuspendRun {
+  uint64_t write_latency_ns = 0;
+  std::vector<uint64_t> read_latency_ns;
+  std::vector<uint64_t> read_complete_ns;
+  uint64_t write_complete_ns = 0;
+  uint64_t suspensions = 0;
+};
+
+// Page 0 (plane A) on flash; then, at once, a write of pages 1 and 2 (page
+// 2 on plane A again) and `reads` reads of page 0.
+SuspendRun suspend_run(const std::vector<std::string>& extra, int reads = 1) {
+  Rig r(drive_config(extra));
+  r.write(0, 4);
+  r.wait(r.sim.now_ns() + 3 * r.config.flash.program_latency_ns);
+  Command& w = r.write(4, 8);
+  std::vector<Command*> rd;
+  for (int i = 0; i < reads; ++i) rd.push_back(&r.read(0, 4));
+  r.wait();
+  SuspendRun out;
+  EXPECT_EQ(w.status, Status::kSuccess);
+  out.write_latency_ns = w.latency_ns();
+  out.write_complete_ns = w.complete_ns;
+  for (Command* c : rd) {
+    EXPECT_EQ(c->status, Status::kSuccess);
+    EXPECT_TRUE(r.holds_data(*c));
+    out.read_latency_ns.push_back(c->latency_ns());
+    out.read_complete_ns.push_back(c->complete_ns);
+  }
+  out.suspensions = r.dev->flash().suspensions();
+  return out;
+}
+
+const std::vector<std::string> kSuspendOn = {
+    "flash.suspend.program=true", "flash.suspend.latency=30us", "flash.suspend.resume=20us"};
+
+TEST(DriveSuspend, AReadSuspendsTheProgramOnItsPlane) {
+  Config c = drive_config(kSuspendOn);
+  const FlashConfig& f = c.flash;
+  SuspendRun on = suspend_run(kSuspendOn);
+  EXPECT_EQ(on.suspensions, 1u);
+  EXPECT_EQ(on.read_latency_ns[0],
+            c.host.command_overhead_ns + f.suspend_latency_ns + f.read_latency_ns +
+                f.transfer_latency_ns +
+                link_time_ns(f.page_size_bytes, c.host.link_bandwidth_bytes_per_s));
+  EXPECT_LT(on.read_complete_ns[0], on.write_complete_ns);
+
+  SuspendRun off = suspend_run({});
+  EXPECT_EQ(off.suspensions, 0u);
+  EXPECT_GE(off.read_latency_ns[0], f.program_latency_ns);
+  EXPECT_GE(off.read_complete_ns[0], off.write_complete_ns + f.read_latency_ns);
+  // The write's completion was given before the read came.
+  EXPECT_EQ(on.write_latency_ns, off.write_latency_ns);
+}
+
+TEST(DriveSuspend, MaxBoundsTheSuspensionsOfOneProgram) {
+  const uint64_t tprog = drive_config().flash.program_latency_ns;
+  std::vector<std::string> one = kSuspendOn;
+  one.push_back("flash.suspend.max=1");
+  SuspendRun bounded = suspend_run(one, 3);
+  EXPECT_EQ(bounded.suspensions, 1u);
+  EXPECT_LT(bounded.read_latency_ns[0], tprog);
+  EXPECT_GE(bounded.read_latency_ns[1], tprog);  // waits for the program
+  EXPECT_GE(bounded.read_latency_ns[2], tprog);
+
+  std::vector<std::string> three = kSuspendOn;
+  three.push_back("flash.suspend.max=3");
+  SuspendRun more = suspend_run(three, 3);
+  EXPECT_EQ(more.suspensions, 3u);
+  for (uint64_t latency : more.read_latency_ns) EXPECT_LT(latency, tprog);
+}
+
+TEST(DriveSuspend, ReadsInOneSuspendedProgramAreSensedOneAfterAnother) {
+  // BUG: each suspending read is sensed at arrival + tSUS, so two reads of
+  // one plane are sensed at the same time; a plane senses one page at a
+  // time.
+  std::vector<std::string> two = kSuspendOn;
+  two.push_back("flash.suspend.max=2");
+  SuspendRun run = suspend_run(two, 2);
+  ASSERT_EQ(run.suspensions, 2u);
+  EXPECT_GE(run.read_complete_ns[1] - run.read_complete_ns[0],
+            drive_config().flash.read_latency_ns);
+}
+
+// ---------------------------------------------------------------- cores
+
+std::vector<Command*> simultaneous_writes(Rig& r, uint32_t n) {
+  std::vector<Command*> w;
+  for (uint32_t i = 0; i < n; ++i) w.push_back(&r.write(i, 1));
+  r.wait();
+  for (Command* c : w) EXPECT_EQ(c->status, Status::kSuccess);
+  return w;
+}
+
+TEST(DriveCores, OneCoreServesWritesOneAfterAnother) {
+  Rig r(drive_config({"buffer.size=1MiB", "controller.cores=1", "controller.write=20us"}));
+  const uint64_t service = r.config.controller.write_ns;
+  const uint64_t overhead = r.config.host.command_overhead_ns;
+  std::vector<Command*> w = simultaneous_writes(r, 4);
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(w[i]->latency_ns(), (i + 1) * service + overhead + r.link_ns(r.lba_bytes())) << i;
+  }
+}
+
+TEST(DriveCores, SeveralCoresServeWritesTogether) {
+  Rig r(drive_config({"buffer.size=1MiB", "controller.cores=4", "controller.write=20us"}));
+  const uint64_t service = r.config.controller.write_ns;
+  const uint64_t overhead = r.config.host.command_overhead_ns;
+  std::vector<Command*> w = simultaneous_writes(r, 4);
+  for (size_t i = 0; i < w.size(); ++i) {
+    // Served together; only the link orders them.
+    EXPECT_EQ(w[i]->latency_ns(), service + overhead + (i + 1) * r.link_ns(r.lba_bytes())) << i;
+  }
+}
+
+// ---------------------------------------------------- reset bookkeeping
+
+// Bookkeeping time of `bytes` mapped at `ns_per_gib`.
+double unmap_ns(const Config& c, uint64_t bytes) {
+  return static_cast<double>(c.controller.unmap_ns_per_gib) * static_cast<double>(bytes) /
+         static_cast<double>(kGiB);
+}
+
+TEST(DriveUnmap, AResetTakesTheBookkeepingOfWhatTheZoneMapped) {
+  Rig r(drive_config({"zns.reset.mode=async", "controller.unmap=10s"}));
+  const uint64_t overhead = r.config.host.command_overhead_ns;
+  r.write(r.start(0), static_cast<uint32_t>(r.cap()));
+  r.write(r.start(1), static_cast<uint32_t>(r.cap() / 2));
+  r.wait();
+  Command& full = r.manage(ZoneAction::kReset, 0);
+  r.wait();
+  Command& half = r.manage(ZoneAction::kReset, 1);
+  r.wait();
+  Command& empty = r.manage(ZoneAction::kReset, 3);
+  r.wait();
+  ASSERT_EQ(full.status, Status::kSuccess);
+  ASSERT_EQ(half.status, Status::kSuccess);
+  ASSERT_EQ(empty.status, Status::kSuccess);
+  const double whole = unmap_ns(r.config, r.cap() * r.lba_bytes());
+  EXPECT_GT(whole, 1e6);  // milliseconds: far more than a command's overhead
+  EXPECT_NEAR(static_cast<double>(full.latency_ns() - overhead), whole, 1000);
+  EXPECT_NEAR(static_cast<double>(half.latency_ns() - overhead), whole / 2, 1000);
+  EXPECT_EQ(empty.latency_ns(), overhead);
+  EXPECT_NEAR(static_cast<double>(r.dev->drive_counters().unmap_ns), 1.5 * whole, 2000);
+  EXPECT_EQ(r.state(0), ZoneState::kEmpty);
+}
+
+TEST(DriveUnmap, WritesDuringTheBookkeepingWaitAtMostASlice) {
+  const std::vector<std::string> extra = {"zns.reset.mode=async", "controller.unmap=10s",
+                                          "controller.map_update=1us", "buffer.size=1MiB"};
+  constexpr uint64_t kSliceNs = 5'000;
+  // Alone, a one-LBA write takes the overhead, the link and its update.
+  Rig alone(drive_config(extra));
+  Command& quiet = alone.write(alone.start(1), 1);
+  alone.wait();
+  const uint64_t base = quiet.latency_ns();
+  EXPECT_EQ(base, alone.config.host.command_overhead_ns + alone.link_ns(alone.lba_bytes()) +
+                      alone.config.controller.map_update_ns);
+
+  Rig r(drive_config(extra));
+  r.write(r.start(0), static_cast<uint32_t>(r.cap()));
+  r.wait(r.sim.now_ns() + 20 * r.config.flash.program_latency_ns);
+  const uint64_t t = r.sim.now_ns();
+  Command& reset = r.manage(ZoneAction::kReset, 0);
+  const double whole = unmap_ns(r.config, r.cap() * r.lba_bytes());
+  const uint32_t writes = 20;
+  std::vector<Command*> w;
+  for (uint32_t i = 0; i < writes; ++i) {
+    uint64_t when = t + static_cast<uint64_t>(whole) * (i + 1) / (writes + 1) + 1'234 * i;
+    w.push_back(&r.at(when, r.make(Opcode::kWrite, r.start(1) + i, 1)));
+  }
+  r.wait();
+  ASSERT_EQ(reset.status, Status::kSuccess);
+  for (Command* c : w) {
+    ASSERT_EQ(c->status, Status::kSuccess);
+    EXPECT_LT(c->complete_ns, reset.complete_ns);  // all during the bookkeeping
+    EXPECT_GE(c->latency_ns(), base);
+    EXPECT_LE(c->latency_ns(), base + kSliceNs);
+  }
+  // The bookkeeping yields to the updates, and is all done.
+  EXPECT_GE(static_cast<double>(reset.latency_ns()), whole);
+  EXPECT_LE(static_cast<double>(reset.latency_ns()),
+            whole + static_cast<double>(writes * (base + kSliceNs)));
+}
+
+// ---------------------------------------------------------------- config
+
+void expect_refused(std::vector<std::string> overrides, const std::string& message) {
+  Config c = *preset_config("small");
+  for (const std::string& kv : overrides) {
+    Outcome applied = apply_override(c, kv);
+    ASSERT_TRUE(applied.ok()) << kv << ": " << applied.error();
+  }
+  Outcome checked = check_drive_config(c);
+  ASSERT_FALSE(checked.ok()) << ::testing::PrintToString(overrides);
+  EXPECT_NE(checked.error().find(message), std::string::npos) << checked.error();
+}
+
+TEST(DriveConfig, ABufferHoldsAtLeastOneFlashPage) {
+  expect_refused({"buffer.size=8KiB"},
+                 "buffer.size (8KiB) is smaller than one program unit (a flash page of 16KiB)");
+  Config c = *preset_config("small");
+  ASSERT_TRUE(apply_override(c, "buffer.size=16KiB").ok());
+  ASSERT_TRUE(apply_override(c, "zns.max_open=0").ok());
+  ASSERT_TRUE(apply_override(c, "zns.max_active=0").ok());
+  EXPECT_TRUE(check_drive_config(c).ok());
+}
+
+TEST(DriveConfig, ASuspendIsShorterThanWhatItSuspends) {
+  expect_refused({"flash.suspend.program=true", "flash.suspend.latency=500us"},
+                 "is not shorter than flash.program_latency");
+  expect_refused(
+      {"flash.erase_latency=800us", "flash.suspend.erase=true", "flash.suspend.latency=900us"},
+      "is not shorter than flash.erase_latency");
+  // Off, the latency does not matter.
+  Config c = *preset_config("small");
+  ASSERT_TRUE(apply_override(c, "flash.suspend.latency=900us").ok());
+  EXPECT_TRUE(check_drive_config(c).ok());
+}
+
+TEST(DriveConfig, ServiceTimesNeedCores) {
+  for (const char* kv : {"controller.read=5us", "controller.write=5us", "controller.management=5us",
+                         "controller.flush=5us"}) {
+    expect_refused({kv}, "set controller.cores");
+  }
+  // The mapping table is no core's.
+  Config c = *preset_config("small");
+  ASSERT_TRUE(apply_override(c, "controller.map_update=1us").ok());
+  ASSERT_TRUE(apply_override(c, "controller.unmap=1ms").ok());
+  EXPECT_TRUE(check_drive_config(c).ok());
+}
+
+TEST(DriveConfig, NoProtectionNeedsABuffer) {
+  expect_refused({"buffer.power_loss_protection=off"}, "needs a buffer to lose");
+}
+
+TEST(DriveConfig, TheBlockInterfaceTakesNoneOfThem) {
+  for (const std::vector<std::string>& feature : std::vector<std::vector<std::string>>{
+           {"buffer.size=1MiB"},
+           {"flash.suspend.program=true", "flash.suspend.latency=30us"},
+           {"flash.suspend.erase=true", "flash.suspend.latency=30us"},
+           {"controller.cores=2"},
+           {"controller.map_update=1us"},
+           {"controller.unmap=1ms"}}) {
+    std::vector<std::string> overrides = feature;
+    overrides.push_back("interface=block");
+    expect_refused(overrides, "the block interface takes none of them");
+  }
+}
+
+TEST(DriveConfig, KeysRefuseValuesOutOfRange) {
+  Config c = *preset_config("small");
+  for (const char* kv :
+       {"buffer.size=-1", "flash.suspend.latency=-5us", "flash.suspend.latency=10s",
+        "flash.suspend.max=0", "buffer.power_loss_protection=maybe", "controller.cores=-1",
+        "buffer.internal_share=0%"}) {
+    EXPECT_FALSE(apply_override(c, kv).ok()) << kv;
+  }
+}
+
+TEST(DriveConfig, ThePresetsPass) {
+  for (const char* name : {"small", "confznspp", "zn540"}) {
+    auto c = preset_config(name);
+    ASSERT_TRUE(c.ok()) << name;
+    Outcome checked = check_drive_config(*c);
+    EXPECT_TRUE(checked.ok()) << name << ": " << (checked.ok() ? "" : checked.error());
+  }
+  // Only zn540 turns the features on.
+  EXPECT_EQ(preset_config("small")->buffer.size_bytes, 0u);
+  EXPECT_EQ(preset_config("small")->controller.cores, 0u);
+  EXPECT_NE(preset_config("zn540")->buffer.size_bytes, 0u);
+  EXPECT_EQ(preset_config("zn540")->buffer.power_loss_protection, "on");
+}
+
+// ----------------------------------------------------------- determinism
+
+std::vector<uint64_t> mixed_run() {
+  Rig r(drive_config(
+      {"buffer.size=128KiB", "buffer.power_loss_protection=off", "flash.suspend.program=true",
+       "flash.suspend.erase=true", "flash.suspend.latency=30us", "flash.suspend.resume=20us",
+       "flash.suspend.max=2", "controller.cores=2", "controller.read=8us", "controller.write=6us",
+       "controller.management=10us", "controller.flush=10us", "controller.map_update=2us",
+       "controller.unmap=10s", "zns.max_open=2", "zns.max_active=3"}));
+  std::mt19937_64 rng(42);
+  std::vector<uint64_t> wp(4, 0);
+  uint64_t t = 0;
+  for (int i = 0; i < 300; ++i) {
+    t += rng() % 40'000;
+    auto zone = static_cast<uint32_t>(rng() % 4);
+    uint64_t op = rng() % 10;
+    if (op < 6 && wp[zone] < r.cap()) {
+      auto n = static_cast<uint32_t>(std::min<uint64_t>(1 + rng() % 9, r.cap() - wp[zone]));
+      r.at(t, r.make(Opcode::kWrite, r.start(zone) + wp[zone], n));
+      wp[zone] += n;
+    } else if (op < 8 && wp[zone] > 0) {
+      r.at(t, r.make(Opcode::kRead, r.start(zone), static_cast<uint32_t>(wp[zone])));
+    } else if (op < 9) {
+      r.at(t, r.make(Opcode::kFlush));
+    } else if (wp[zone] > 0) {
+      Command& c = r.make(Opcode::kZoneManagementSend, r.start(zone));
+      c.action = ZoneAction::kReset;
+      r.at(t, c);
+      wp[zone] = 0;
+    }
+  }
+  r.wait();
+  std::vector<uint64_t> out;
+  for (Command* c : r.completed) {
+    out.push_back(c->complete_ns);
+    out.push_back(static_cast<uint64_t>(c->status));
+  }
+  out.push_back(r.dev->power_loss());
+  for (uint32_t zone = 0; zone < 4; ++zone) out.push_back(r.wp(zone));
+  out.push_back(r.dev->flash().suspensions());
+  out.push_back(r.dev->write_buffer().counters().waits);
+  out.push_back(r.dev->drive_counters().flush_programs);
+  return out;
+}
+
+TEST(DriveDeterminism, TheSameRunTwiceGivesTheSameTimes) {
+  std::vector<uint64_t> first = mixed_run();
+  std::vector<uint64_t> second = mixed_run();
+  EXPECT_GT(first.size(), 300u);
+  EXPECT_EQ(first, second);
+}
+
+}  // namespace
+}  // namespace zonelab
