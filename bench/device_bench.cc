@@ -139,7 +139,7 @@ void BM_DriveMixed4KiBQd32(benchmark::State& state) {
       config.flash.suspend_erase = 1;
       config.flash.suspend_latency_ns = 30'000;
       config.flash.suspend_resume_ns = 20'000;
-      config.flash.suspend_max = 6;
+      config.flash.suspend_max = 4;
       config.controller.cores = 3;
       config.controller.read_ns = 10'000;
       config.controller.write_ns = 6'000;

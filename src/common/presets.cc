@@ -148,7 +148,7 @@ program = true
 erase = true
 latency = "30us"
 resume = "20us"
-max = 6
+max = 4
 [host]
 lba_size = "4KiB"
 command_overhead = "2us"
