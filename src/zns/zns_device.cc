@@ -640,7 +640,7 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
                     {"buffer_waits", b.waits},
                     {"buffer_wait_ns", b.wait_ns},
                     {"buffer_peak_bytes", b.peak_bytes},
-        {"buffer_overcommits", b.overcommits},
+                    {"buffer_overcommits", b.overcommits},
                     {"buffer_read_hits", b.read_hits},
                     {"suspensions", flash_.suspensions()},
                     {"firmware_cores", k.cores},
