@@ -20,6 +20,11 @@ namespace zonelab {
 // the conventional device models none of them.
 Outcome check_drive_config(const Config& config);
 
+// Whether the configuration's buffer is a volatile write cache (NVMe VWC).
+inline bool has_volatile_write_cache(const Config& config) {
+  return config.buffer.size_bytes != 0 && config.buffer.power_loss_protection == "off";
+}
+
 // The write-back buffer's space over time. Data enters when a write is
 // admitted (held) and leaves when the program of its page ends (release_at,
 // a time the flash timelines already know). A write that finds the buffer

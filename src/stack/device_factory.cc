@@ -48,8 +48,7 @@ Result<DeviceInfo> device_info_of(const Config& config) {
   info.zasl_lbas = layout->zasl_lbas();
   info.zone_sets = layout->sets();
   info.stored_lbas = layout->backing_lbas();
-  info.volatile_write_cache =
-      config.buffer.size_bytes != 0 && config.buffer.power_loss_protection == "off";
+  info.volatile_write_cache = has_volatile_write_cache(config);
   return info;
 }
 

@@ -18,12 +18,14 @@ namespace zonelab {
 void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas, bool keep_data) {
   Zone z = table_.zone(zone);
   ZL_ASSERT(durable_lbas < z.data_end);
-  cancel_fill(zone);
   uint64_t lost = z.data_end - durable_lbas;
   ++drive_counters_.lost_zones;
   drive_counters_.lost_bytes += lost * layout_.lba_size_bytes();
-  buffer_.drop(partial_page_bytes(zone));
-  draining_[zone].clear();
+  const uint64_t flushed = flushed_lbas_[zone];
+  uint64_t partial = partial_page_bytes(zone);  // with a fill's data
+  cancel_fill(zone);
+  forget_buffered(zone, partial);
+  flushed_lbas_[zone] = std::min(flushed, durable_lbas);
   uint32_t slot = map_.slot_of(zone);
   if (durable_lbas == 0) {
     if (slot != BlockMap::kUnmapped) {
@@ -33,8 +35,6 @@ void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas, bool keep_data) {
     }
     z = Zone{};
   } else {
-    // The pages past the kept ones hold data no read reaches; they count
-    // as programmed until the zone is reset.
     bool was_active = zone_is_active(z.state);
     // Pages past the kept ones are old data now: the zone programs them
     // again when it is rewritten, and their blocks are erased first.
@@ -59,7 +59,6 @@ void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas, bool keep_data) {
   // be, the data stays (above the write pointer, where nothing reads it).
   if (!keep_data && log_destroying())
     backing_->discard(layout_.zone_start_lba(zone) + durable_lbas, lost);
-  if (volatile_cache_) flushed_lbas_[zone] = std::min(flushed_lbas_[zone], durable_lbas);
 }
 
 uint32_t ZnsDevice::power_loss(bool keep_data) {

@@ -27,8 +27,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       erase_on_block_(config.zns.mapping_erase_on == "block"),
       buffer_(config.buffer.size_bytes),
       internal_quota_(config.buffer.size_bytes * config.buffer.internal_share_bp / 10000),
-      volatile_cache_(config.buffer.size_bytes != 0 &&
-                      config.buffer.power_loss_protection == "off"),
+      volatile_cache_(has_volatile_write_cache(config)),
       cores_(config.controller.cores) {
   ZL_ASSERT(backing_ != nullptr);
   info_.interface = "zns";
@@ -590,8 +589,9 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
 
 void ZnsDevice::inject(uint32_t zone, ZoneState state) {
   ZL_ASSERT(zone < layout_.zone_count());
+  uint64_t partial = buffer_.enabled() ? partial_page_bytes(zone) : 0;  // with a fill's data
   cancel_fill(zone);
-  if (buffer_.enabled()) forget_buffered(zone, partial_page_bytes(zone));
+  forget_buffered(zone, partial);
   table_.inject(zone, state);
   if (log_ != nullptr) log_->injected(zone, state);
   if (state == ZoneState::kOffline) release(zone);
