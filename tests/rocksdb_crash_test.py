@@ -8,7 +8,11 @@ crash, in turn, each on a database that lives on across the iterations:
   power     the same run with --power-cut-after N (random N): the device
             loses power between two commands, every I/O after fails;
   db_bench  stock db_bench (the plugin preloaded) filling with --sync=1,
-            killed at a random instant.
+            killed at a random instant;
+  volatile  the kill on a second database whose device has a volatile
+            write cache (buffer.power_loss_protection=off): the kill is a
+            power cut that loses what the buffer held and no Flush covered,
+            so what sync acknowledged must have been flushed.
 
 After each: `zonelab fs fsck` must find the file system clean, and for kv
 `zonelab kv --workload verify` must find every key the log lists (every
@@ -47,10 +51,14 @@ def main():
     bench_image = os.path.join(work, "bench.img")
     ack = os.path.join(work, "acks.txt")
     open(ack, "w").close()
+    vc_image = os.path.join(work, "volatile.img")
+    vc_ack = os.path.join(work, "volatile-acks.txt")
+    open(vc_ack, "w").close()
     small_lsm = ["--write-buffer-size", "256KiB", "--target-file-size", "512KiB",
                  "--timing", "off", "--pacing", "sleep", "--seed", "1", "--quiet"]
     failures = []
-    stats = {"kill": 0, "power": 0, "db_bench": 0, "acked_at_kill": [], "replays": 0,
+    stats = {"kill": 0, "power": 0, "db_bench": 0, "volatile": 0, "acked_at_kill": [],
+             "replays": 0,
              "tails": 0, "torn_journal": 0, "power_cut_after": []}
 
     def fsck(image, what):
@@ -61,8 +69,8 @@ def main():
             return False
         return True
 
-    def verify(what):
-        p = subprocess.run([zonelab, "kv", kv_image, "--workload", "verify", "--ack-log", ack,
+    def verify(what, image=kv_image, acks=ack):
+        p = subprocess.run([zonelab, "kv", image, "--workload", "verify", "--ack-log", acks,
                             "--timing", "off", "--pacing", "sleep", "--seed", "1", "--quiet"],
                            capture_output=True, text=True)
         m = re.search(r"verify: (\d+) keys listed, (\d+) found, (\d+) missing, (\d+) wrong",
@@ -76,10 +84,10 @@ def main():
             if note in p.stderr:
                 stats[key] += 1
 
-    def kv_writer(extra):
+    def kv_writer(extra, image=kv_image, acks=ack):
         return subprocess.Popen(
-            [zonelab, "kv", kv_image, "--create", "small", "--workload", "fillrandom",
-             "--num", "200000", "--sync", "--ack-log", ack] + small_lsm + extra,
+            [zonelab, "kv", image, "--create", "small", "--workload", "fillrandom",
+             "--num", "200000", "--sync", "--ack-log", acks] + small_lsm + extra,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def lines(path):
@@ -134,7 +142,24 @@ def main():
             failures.append("db_bench %d: the database does not open after the kill: %s" %
                             (i, (p.stdout + p.stderr)[-600:]))
 
-    kinds = [kill_iteration, power_iteration] + ([db_bench_iteration] if db_bench else [])
+    def volatile_iteration(i):
+        if not os.path.exists(vc_image):
+            for argv in (["create", vc_image, "--preset", "small", "--set", "buffer.size=1MiB",
+                          "--set", "buffer.power_loss_protection=off"], ["mkfs", vc_image]):
+                p = subprocess.run([zonelab] + argv, capture_output=True, text=True)
+                if p.returncode != 0:
+                    failures.append("volatile: %s: %s" % (argv[0], p.stderr[-600:]))
+                    return
+        proc = kv_writer([], vc_image, vc_ack)
+        time.sleep(rng.uniform(0.3, 2.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        stats["volatile"] += 1
+        if fsck(vc_image, "volatile %d" % i):
+            verify("volatile %d" % i, vc_image, vc_ack)
+
+    kinds = [kill_iteration, power_iteration, volatile_iteration] + \
+        ([db_bench_iteration] if db_bench else [])
     started = time.monotonic()
     i = 0
     try:
@@ -146,13 +171,14 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     acked = stats["acked_at_kill"]
     print("seed %d: %d crashes in %.0f s: %d kills of kv (acknowledged writes before the kill: "
-          "%s), %d power cuts (after %s commands), %d kills of db_bench; recovery replayed the "
-          "image's journal %d times, gave back a file's tail %d times, left a torn journal "
-          "tail %d times" % (
+          "%s), %d power cuts (after %s commands), %d kills of db_bench, %d kills of kv on a "
+          "volatile write cache; recovery replayed the image's journal %d times, gave back a "
+          "file's tail %d times, left a torn journal tail %d times" % (
               a.seed, i, time.monotonic() - started, stats["kill"],
               "none" if not acked else "%d-%d, median %d" % (min(acked), max(acked),
                                                             sorted(acked)[len(acked) // 2]),
-              stats["power"], stats["power_cut_after"], stats["db_bench"], stats["replays"],
+              stats["power"], stats["power_cut_after"], stats["db_bench"], stats["volatile"],
+              stats["replays"],
               stats["tails"], stats["torn_journal"]))
     for f in failures:
         print("FAIL: " + f)

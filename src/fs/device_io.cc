@@ -51,6 +51,7 @@ FsStatus DeviceIo::write(uint64_t lba, const uint8_t* data, uint64_t blocks, Wri
     c.nlb = static_cast<uint32_t>(n);
     c.data = const_cast<uint8_t*>(data + done * block_bytes());
     if (FsStatus ok = run(c, IoKind::kWrite, "write"); !ok) return ok;
+    writes_done_.fetch_add(1, std::memory_order_acq_rel);
     done += n;
   }
   uint64_t bytes = blocks * block_bytes();
@@ -93,9 +94,24 @@ FsStatus DeviceIo::finish(uint32_t zone) {
   return run(c, IoKind::kFinish, "zone finish");
 }
 
+FsStatus DeviceIo::flush() {
+  if (!info_.volatile_write_cache) return {};
+  // A Flush covers the writes completed before it is submitted.
+  uint64_t covered = writes_done_.load(std::memory_order_acquire);
+  if (writes_flushed_.load(std::memory_order_acquire) >= covered) return {};
+  Command c;
+  c.opcode = Opcode::kFlush;
+  if (FsStatus ok = run(c, IoKind::kFlush, "flush"); !ok) return ok;
+  uint64_t seen = writes_flushed_.load(std::memory_order_acquire);
+  while (seen < covered &&
+         !writes_flushed_.compare_exchange_weak(seen, covered, std::memory_order_acq_rel)) {
+  }
+  return {};
+}
+
 std::string DeviceIo::counters_json() const {
   using Json = nlohmann::ordered_json;
-  static constexpr const char* kKinds[] = {"write", "read", "reset", "finish"};
+  static constexpr const char* kKinds[] = {"write", "read", "reset", "finish", "flush"};
   Json written = Json::object();
   for (size_t i = 0; i < kWriteCauseCount; ++i) {
     written[write_cause_name(static_cast<WriteCause>(i))] =

@@ -22,7 +22,7 @@ inline constexpr size_t kWriteCauseCount = static_cast<size_t>(WriteCause::kCoun
 const char* write_cause_name(WriteCause cause);
 
 // The kinds of command the file system sends, for the latency histograms.
-enum class IoKind : uint8_t { kWrite, kRead, kReset, kFinish, kCount };
+enum class IoKind : uint8_t { kWrite, kRead, kReset, kFinish, kFlush, kCount };
 inline constexpr size_t kIoKindCount = static_cast<size_t>(IoKind::kCount);
 
 struct DeviceCounters {
@@ -57,6 +57,11 @@ class DeviceIo {
   FsStatus read(uint64_t lba, uint8_t* out, uint64_t blocks);
   FsStatus reset(uint32_t zone);
   FsStatus finish(uint32_t zone);
+  // Makes every write completed so far durable on a device with a volatile
+  // write cache (NVMe Flush); nothing to do, and no command sent, when the
+  // device keeps what it acknowledges or nothing was written since the last
+  // Flush.
+  FsStatus flush();
   ZoneDescriptor zone(uint32_t zone) const { return stack_.zone(zone); }
 
   const DeviceCounters& counters() const { return counters_; }
@@ -70,6 +75,9 @@ class DeviceIo {
   Stack& stack_;
   DeviceInfo info_;
   DeviceCounters counters_;
+  // Writes completed, and of those the ones a completed Flush covers.
+  std::atomic<uint64_t> writes_done_{0};
+  std::atomic<uint64_t> writes_flushed_{0};
   mutable std::mutex latency_mutex_;
   std::array<Histogram, kIoKindCount> latency_ns_;
 };

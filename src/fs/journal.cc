@@ -207,8 +207,12 @@ FsStatus Journal::format(DeviceIo& io, const Superblock& sb) {
     if (FsStatus ok = io.reset(z); !ok) return ok;
   }
   std::vector<uint8_t> header = encode_meta_header(1, 1, sb, {}, io.block_bytes());
-  return io.write(io.zone_start(0), header.data(), header.size() / io.block_bytes(),
-                  WriteCause::kMeta);
+  if (FsStatus ok = io.write(io.zone_start(0), header.data(), header.size() / io.block_bytes(),
+                             WriteCause::kMeta);
+      !ok) {
+    return ok;
+  }
+  return io.flush();
 }
 
 namespace {
@@ -367,6 +371,7 @@ FsStatus Journal::start_zone(uint32_t zone, const std::vector<Record>& snapshot,
       !ok) {
     return ok;
   }
+  if (FsStatus ok = io_.flush(); !ok) return ok;
   zone_ = zone;
   ++sequence_;
   next_lba_ = io_.zone_start(zone) + blocks;
@@ -404,8 +409,13 @@ FsStatus Journal::commit(const TakeFn& take, const DurableFn& durable) {
   uint64_t room = (zone_end - next_lba_) * bs;
   if (needs_roll_) room = 0;
   Batch batch = take(std::min(room, kGroupBytesMax + kGroupHeaderBytes + kCrcBytes));
+  // On a device with a volatile write cache, the data the records describe
+  // is made durable before the records are written, and the records before
+  // the batch counts as durable (each a Flush, only when something was
+  // written since the last).
+  if (FsStatus ok = io_.flush(); !ok) return ok;
   if (batch.snapshot_taken) {
-    FsStatus ok = start_next_zone(batch.snapshot, batch.next_file_id);
+    FsStatus ok = start_next_zone(batch.snapshot, batch.next_file_id);  // flushed
     if (ok) durable(batch.token);
     return ok;
   }
@@ -421,6 +431,7 @@ FsStatus Journal::commit(const TakeFn& take, const DurableFn& durable) {
   next_lba_ += group.size() / bs;
   ++index_;
   ++groups_;
+  if (FsStatus ok = io_.flush(); !ok) return ok;
   durable(batch.token);
   return {};
 }
