@@ -197,7 +197,7 @@ internal_share = "12.5%"
 [controller]
 cores = 3
 read = "10us"
-write = "6us"
+write = "15us"
 management = "10us"
 flush = "10us"
 map_update = "2780ns"

@@ -100,16 +100,13 @@ void ZnsDevice::start_job(Command& command, const Job& job, uint64_t ready_ns) {
 
 void ZnsDevice::job_step(uint32_t index, uint64_t ready_ns) {
   Job& j = jobs_[index];
-  bool yields = j.kind == Job::Kind::kFill    ? config_.zns.finish_dynamic != 0
-                : j.kind == Job::Kind::kErase ? config_.zns.reset_preemptive != 0
-                                              : false;
+  bool yields = j.kind == Job::Kind::kFill ? config_.zns.finish_dynamic != 0
+                                           : config_.zns.reset_preemptive != 0;
   if (yields && host_io_inflight_ > 0) {
     parked_jobs_.push_back(index);  // waits until host I/O drains
     return;
   }
-  uint64_t done = j.kind == Job::Kind::kFill    ? fill_step(j, ready_ns)
-                  : j.kind == Job::Kind::kErase ? erase_step(j, ready_ns)
-                                                : unmap_step(j, ready_ns);
+  uint64_t done = j.kind == Job::Kind::kFill ? fill_step(j, ready_ns) : erase_step(j, ready_ns);
   if (job_done(j)) {
     end_job(index, std::max(done, j.drained_ns));
     return;
@@ -141,15 +138,6 @@ uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   return program_pages(j.zone, end_page, ready_ns, FlashCause::kFinish, j.cursor_lbas);
 }
 
-// One slice of a reset's bookkeeping on the mapping table: writes that
-// arrive meanwhile update it between the slices.
-uint64_t ZnsDevice::unmap_step(Job& j, uint64_t ready_ns) {
-  constexpr uint64_t kSliceNs = 5'000;
-  uint64_t slice = std::min(j.unmap_ns, kSliceNs);
-  j.unmap_ns -= slice;
-  return mapping_.reserve(ready_ns, slice);
-}
-
 // One round of a preemptive reset: the next block of every unit that has one.
 uint64_t ZnsDevice::erase_step(Job& j, uint64_t ready_ns) {
   uint64_t done = ready_ns;
@@ -167,7 +155,6 @@ uint64_t ZnsDevice::erase_step(Job& j, uint64_t ready_ns) {
 
 bool ZnsDevice::job_done(const Job& j) const {
   if (j.kind == Job::Kind::kFill) return j.cursor_lbas == layout_.zone_capacity_lbas(j.zone);
-  if (j.kind == Job::Kind::kUnmap) return j.unmap_ns == 0;
   return j.next_block >= dirty_blocks(j.slot, 0, j.pages);  // unit 0 holds the most pages
 }
 

@@ -222,21 +222,23 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   counters_.host_write_bytes += bytes;
   lifetime_write_bytes_ += bytes;
   uint64_t received = link_in_.reserve(t0, link_ns(bytes));
-  // The mapping table takes the new LBAs (a resource reset bookkeeping
-  // shares).
-  if (config_.controller.map_update_ns != 0) {
-    received = mapping_.reserve(received, map_update_ns(bytes));
-  }
+  const bool maps = config_.controller.map_update_ns != 0;
   // Every page the data now fills completely is programmed.
   const Zone& after = table_.zone(zone);
   auto full_pages = static_cast<uint32_t>(after.data_end / layout_.lbas_per_page());
   if (buffer_.enabled()) {
     // Complete once in the buffer; the pages drain from there (the erase of
     // reused blocks is ahead of them on the planes).
+    // The FTL maps the new LBAs once the data is in the buffer, off the
+    // write's path, on the table reset bookkeeping holds; a page's buffer
+    // space comes back when it is programmed and its data mapped.
     uint64_t admitted = buffer_.admit(sim_.now_ns(), received, bytes);
-    program_pages(zone, full_pages, admitted, FlashCause::kHost, after.data_end);
+    uint64_t mapped = maps ? mapping_.reserve(admitted, map_update_ns(bytes)) : 0;
+    program_pages(zone, full_pages, admitted, FlashCause::kHost, after.data_end, mapped);
     return admitted;
   }
+  // Without a buffer the write completes once the table has its LBAs.
+  if (maps) received = mapping_.reserve(received, map_update_ns(bytes));
   return std::max({received, erased,
                    program_pages(zone, full_pages, received, FlashCause::kHost, after.data_end)});
 }
@@ -296,7 +298,7 @@ bool ZnsDevice::in_buffer(uint32_t zone, uint32_t page, uint64_t at_ns) const {
 }
 
 uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause,
-                                  uint64_t data_end) {
+                                  uint64_t data_end, uint64_t mapped_ns) {
   Zone& z = table_.mutable_zone(zone);
   if (end <= z.pages_programmed) return ready_ns;
   std::deque<Draining>* draining = buffer_.enabled() ? &draining_[zone] : nullptr;
@@ -332,10 +334,10 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
       done = std::max(done, programmed);
     }
     if (draining != nullptr) {
-      // The page's data leaves the buffer when it is on flash.
+      // The page's data leaves the buffer when it is on flash and mapped.
       uint64_t first = uint64_t{page} * lpp;
       uint64_t lbas = data_end > first ? std::min(lpp, data_end - first) : 0;
-      buffer_.release_at(programmed, lbas * layout_.lba_size_bytes());
+      buffer_.release_at(std::max(programmed, mapped_ns), lbas * layout_.lba_size_bytes());
       if (cause == FlashCause::kFinish && internal_quota_.enabled()) {
         internal_quota_.release_at(programmed, lbas * layout_.lba_size_bytes());
       }
@@ -559,17 +561,14 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       release(zone);
       uint64_t done = release_blocks(command, zone, programmed, t0);
       if (config_.controller.unmap_ns_per_gib != 0 && mapped_bytes != 0) {
-        // Bookkeeping: the zone's LBAs leave the mapping table, slice by
-        // slice between the writes that update it.
-        Job unmap;
-        unmap.kind = Job::Kind::kUnmap;
-        unmap.zone = zone;
-        // ns per GiB x bytes, in 2^-10 steps so that no product overflows.
-        unmap.unmap_ns = (config_.controller.unmap_ns_per_gib * ((mapped_bytes + 1023) >> 10) +
-                          (uint64_t{1} << 20) - 1) >>
-                         20;
-        drive_counters_.unmap_ns += unmap.unmap_ns;
-        start_job(command, unmap, t0);
+        // Bookkeeping: the zone's LBAs leave the mapping table, which takes
+        // no other update meanwhile (ns per GiB x bytes, in 2^-10 steps so
+        // that no product overflows).
+        uint64_t ns = (config_.controller.unmap_ns_per_gib * ((mapped_bytes + 1023) >> 10) +
+                       (uint64_t{1} << 20) - 1) >>
+                      20;
+        drive_counters_.unmap_ns += ns;
+        done = std::max(done, mapping_.reserve(t0, ns));
       }
       return done;
     }

@@ -129,9 +129,10 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // Programs the zone's pages from the first unprogrammed one up to (not
   // including) page `end`, on the blocks of its slot. With a write buffer,
   // each page's data (up to zone-relative LBA `data_end`) leaves the buffer
-  // when its program ends.
+  // when its program ends, and not before `mapped_ns` (the mapping table has
+  // the host data's LBAs).
   uint64_t program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns, FlashCause cause,
-                         uint64_t data_end);
+                         uint64_t data_end, uint64_t mapped_ns = 0);
   // Before a zone's first write: lazy mapping gives it a slot, an erase still
   // going on in the slot's blocks completes, and with erase_on = zone the
   // slot's old data is erased.
@@ -178,7 +179,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // one block per plane at a time (seed 003 4.2). Either waits while host
   // I/O is in flight (dynamic finish, preemptive reset).
   struct Job {
-    enum class Kind : uint8_t { kFill, kErase, kUnmap };
+    enum class Kind : uint8_t { kFill, kErase };
     Kind kind = Kind::kFill;
     Command* command = nullptr;
     uint32_t zone = 0;         // fill
@@ -186,7 +187,6 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
     uint32_t slot = 0;         // erase
     uint32_t pages = 0;        // erase: the slot's pages that hold data
     uint32_t next_block = 0;   // erase: the next round erases this block of each unit
-    uint64_t unmap_ns = 0;     // unmap: mapping-table time still to take
     uint64_t drained_ns = 0;   // fill through the buffer: when its programs end
     uint32_t generation = 0;   // tells a stale step event from a live one
     bool active = false;
@@ -195,7 +195,6 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   void job_step(uint32_t job, uint64_t ready_ns);
   uint64_t fill_step(Job& job, uint64_t ready_ns);
   uint64_t erase_step(Job& job, uint64_t ready_ns);
-  uint64_t unmap_step(Job& job, uint64_t ready_ns);
   bool job_done(const Job& job) const;
   void end_job(uint32_t job, uint64_t done_ns);
   void cancel_fill(uint32_t zone);
@@ -257,7 +256,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   WriteBuffer internal_quota_;  // the part of buffer_ a finish fill may hold
   bool volatile_cache_;
   FirmwareCores cores_;
-  Timeline mapping_;  // the mapping table: write updates, reset bookkeeping
+  Timeline mapping_;  // the mapping table: the writes' updates, reset bookkeeping
   struct Draining {
     uint32_t page;
     uint64_t end_ns;  // when its program ends
