@@ -143,9 +143,10 @@ struct BufferConfig {
 // The controller's own work. `cores` firmware cores serve each command for
 // its service time before the fixed host.command_overhead (0 cores: no
 // service, as an emulator). The mapping table is one more shared resource:
-// a write updates it for `map_update_ns` per 4 KiB, and a zone reset unmaps
-// the zone's data on it, `unmap_ns_per_gib` per GiB mapped, in slices that
-// interleave with writes; the erase itself waits for the blocks' reuse
+// a write updates it for `map_update_ns` per 4 KiB (with a buffer after the
+// write completes, and the pages' buffer space waits for it), and a zone
+// reset unmaps the zone's data on it, `unmap_ns_per_gib` per GiB mapped,
+// holding it whole meanwhile; the erase itself waits for the blocks' reuse
 // (zns.reset.mode = async). Reads do not touch it.
 struct ControllerConfig {
   uint64_t cores = 0;
