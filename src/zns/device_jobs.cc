@@ -125,11 +125,13 @@ uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   j.cursor_lbas = std::min(layout_.zone_capacity_lbas(j.zone), j.cursor_lbas + chunk);
   auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
   if (buffer_.enabled()) {
-    // Within the fill's share of the buffer first, then the buffer itself.
+    // The firmware issues each fill write as it does a host write (a core
+    // for the write's service time); then the fill's share of the buffer,
+    // then the buffer itself.
     uint64_t bytes = (j.cursor_lbas - from) * layout_.lba_size_bytes();
-    uint64_t quota = internal_quota_.enabled()
-                         ? internal_quota_.admit(sim_.now_ns(), ready_ns, bytes)
-                         : ready_ns;
+    uint64_t issued = cores_.serve(ready_ns, config_.controller.write_ns);
+    uint64_t quota =
+        internal_quota_.enabled() ? internal_quota_.admit(sim_.now_ns(), issued, bytes) : issued;
     uint64_t admitted = buffer_.admit(sim_.now_ns(), quota, bytes);
     j.drained_ns = std::max(j.drained_ns, program_pages(j.zone, end_page, admitted,
                                                         FlashCause::kFinish, j.cursor_lbas));

@@ -630,6 +630,35 @@ TEST(DriveCores, SeveralCoresServeWritesTogether) {
   }
 }
 
+TEST(DriveCores, EachWriteOfAFinishFillTakesACore) {
+  // One core, a slow write service: the fill's 16 writes take it one after
+  // another, far longer than the flash needs for the zone's 16 pages.
+  const std::vector<std::string> extra = {"buffer.size=1MiB", "controller.cores=1",
+                                          "zns.finish.granularity=16KiB"};
+  auto finish_ns = [&](const char* service) {
+    std::vector<std::string> keys = extra;
+    keys.emplace_back(std::string("controller.write=") + service);
+    Rig r(drive_config(keys));
+    r.write(r.start(0), 1);
+    r.wait();
+    Command& finish = r.manage(ZoneAction::kFinish, 0);
+    // A host write submitted meanwhile waits for the core the fill holds.
+    Command& w = r.at(r.sim.now_ns() + 1, r.make(Opcode::kWrite, r.start(1), 1));
+    r.wait();
+    EXPECT_EQ(finish.status, Status::kSuccess);
+    EXPECT_EQ(w.status, Status::kSuccess);
+    EXPECT_EQ(r.state(0), ZoneState::kFull);
+    EXPECT_GT(w.latency_ns(), r.config.controller.write_ns + r.config.host.command_overhead_ns +
+                                  r.link_ns(r.lba_bytes()));
+    return finish.latency_ns();
+  };
+  const uint64_t steps = 16;
+  const uint64_t slow = finish_ns("1ms");
+  EXPECT_GE(slow, steps * 1'000'000);
+  const uint64_t quick = finish_ns("1us");
+  EXPECT_LT(quick, steps * 1'000'000 / 2);  // the flash's pace, not the core's
+}
+
 // ---------------------------------------------------- reset bookkeeping
 
 // Bookkeeping time of `bytes` mapped at `ns_per_gib`.
@@ -723,6 +752,30 @@ TEST(DriveUnmap, WithoutABufferAWriteWaitsForTheTable) {
   ASSERT_EQ(reset.status, Status::kSuccess);
   ASSERT_EQ(w.status, Status::kSuccess);
   EXPECT_GE(w.complete_ns, reset.complete_ns);
+}
+
+TEST(DriveUnmap, TheBookkeepingTakesAFirmwareCore) {
+  // A read needs no table, but it needs a core: with one, it waits for the
+  // reset's bookkeeping; with two, it does not notice it.
+  auto read_after_reset = [](const char* cores) {
+    Rig r(drive_config({"zns.reset.mode=async", "controller.unmap=10s", "controller.read=1us",
+                        "controller.management=1us", std::string("controller.cores=") + cores}));
+    r.write(r.start(0), static_cast<uint32_t>(r.cap()));
+    r.write(r.start(1), 4);
+    r.wait();
+    Command& reset = r.manage(ZoneAction::kReset, 0);
+    Command& read = r.at(r.sim.now_ns() + 10'000, r.make(Opcode::kRead, r.start(1), 4));
+    r.wait();
+    EXPECT_EQ(reset.status, Status::kSuccess);
+    EXPECT_EQ(read.status, Status::kSuccess);
+    EXPECT_TRUE(r.holds_data(read));
+    return std::pair{read.complete_ns, reset.complete_ns};
+  };
+  auto [one_read, one_reset] = read_after_reset("1");
+  EXPECT_GE(one_read, one_reset);
+  auto [two_read, two_reset] = read_after_reset("2");
+  EXPECT_LT(two_read, two_reset);
+  EXPECT_EQ(one_reset, two_reset);
 }
 
 // ---------------------------------------------------------------- config

@@ -568,7 +568,12 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
                        (uint64_t{1} << 20) - 1) >>
                       20;
         drive_counters_.unmap_ns += ns;
-        done = std::max(done, mapping_.reserve(t0, ns));
+        // Firmware does it: a core is taken for as long as the table is
+        // (from when both are free), which the commands behind it notice
+        // only when the other cores are busy.
+        uint64_t start = std::max(t0, mapping_.free_at_ns());
+        if (cores_.enabled()) start = cores_.serve(start, ns) - ns;
+        done = std::max(done, mapping_.reserve(start, ns));
       }
       return done;
     }
