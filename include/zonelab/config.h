@@ -145,9 +145,10 @@ struct BufferConfig {
 // service, as an emulator). The mapping table is one more shared resource:
 // a write updates it for `map_update_ns` per 4 KiB (with a buffer after the
 // write completes, and the pages' buffer space waits for it), and a zone
-// reset unmaps the zone's data on it, `unmap_ns_per_gib` per GiB mapped,
-// holding it whole meanwhile; the erase itself waits for the blocks' reuse
-// (zns.reset.mode = async). Reads do not touch it.
+// reset's bookkeeping takes `unmap_ns_per_gib` per GiB mapped on a core (one
+// reset at a time), holding the table for the first `unmap_lock_bp`
+// hundredths of a percent of it; the erase itself waits for the blocks'
+// reuse (zns.reset.mode = async). Reads do not touch the table.
 struct ControllerConfig {
   uint64_t cores = 0;
   uint64_t read_ns = 0;
@@ -156,6 +157,7 @@ struct ControllerConfig {
   uint64_t flush_ns = 0;
   uint64_t map_update_ns = 0;
   uint64_t unmap_ns_per_gib = 0;
+  uint64_t unmap_lock_bp = 10000;
 };
 
 struct StoreConfig {

@@ -258,6 +258,10 @@ std::vector<Key> make_keys() {
       "mapping-table time a zone reset takes per GiB of the zone's mapped data (bookkeeping; "
       "0 = none)",
       ZL_NUM(controller.unmap_ns_per_gib));
+  num("controller.unmap_lock", Kind::kPercent, 1, 10000,
+      "the share of a reset's bookkeeping that holds the mapping table (from its start); the "
+      "rest runs on its core alone, and resets are booked one at a time",
+      ZL_NUM(controller.unmap_lock_bp));
 
   choice("store.backing", {"", "none", "memory", "file"},
          "where data lives: none (metadata only), memory, or file (the image); empty = file "

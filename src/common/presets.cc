@@ -200,8 +200,9 @@ read = "10us"
 write = "15us"
 management = "10us"
 flush = "10us"
-map_update = "2780ns"
+map_update = "3290ns"
 unmap = "15200us"
+unmap_lock = "75%"
 [store]
 backing = ""
 )";

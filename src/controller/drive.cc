@@ -15,7 +15,7 @@ Outcome check_drive_config(const Config& c) {
   const ControllerConfig& k = c.controller;
   const bool controller = k.cores != 0 || k.read_ns != 0 || k.write_ns != 0 ||
                           k.management_ns != 0 || k.flush_ns != 0 || k.map_update_ns != 0 ||
-                          k.unmap_ns_per_gib != 0;
+                          k.unmap_ns_per_gib != 0 || k.unmap_lock_bp != 10000;
   if (c.interface != "zns" && (buffer || suspend || controller)) {
     return Error{
         "buffer.*, flash.suspend.* and controller.* are modeled for ZNS devices "

@@ -25,6 +25,7 @@ inline const std::vector<std::string>& emulator_front_end() {
       "controller.flush=0ns",
       "controller.map_update=0ns",
       "controller.unmap=0ns",
+      "controller.unmap_lock=100%",
       "zns.reset.mode=sync",
       "zns.mapping.blocks=direct",
       "zns.mapping.erase_on=zone",

@@ -16,6 +16,8 @@
 #include "common/rng.h"
 #include "common/text_input.h"
 #include "common/units.h"
+#include "controller/modeled_device.h"
+#include "flash/flash.h"
 #include "host/softfinish.h"
 #include "sim/realtime.h"
 #include "sim/simulator.h"
@@ -267,6 +269,12 @@ Result<RunOutcome> run_level(const Config& config, const Plan& plan, uint32_t cl
     out.failure = failure;
     return out;
   }
+  // The window opens on a quiet device: a write-back buffer has drained
+  // what the preparation wrote (else every plane's programs would start in
+  // step with the window).
+  uint64_t drained = 0;
+  (*rig)->inspect([&drained](const ModeledDevice& d) { drained = d.flash().drained_at_ns(); });
+  if (drained > (*rig)->sim().now_ns()) (*rig)->sim().advance_to(drained);
   (*rig)->reset_stats();
   std::vector<JobSpec> jobs{foreground_job(plan, cl)};
   if (background && plan.rate_ops_per_s > 0) jobs.push_back(background_job(plan, (*rig)->config()));

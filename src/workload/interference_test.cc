@@ -124,6 +124,25 @@ TEST(Interference, FinishSlowsWritesAtTheHighestLevel) {
   EXPECT_EQ(l.inter.background_latency_ns.count(), l.inter.background_ops);
 }
 
+TEST(Interference, TheWindowOpensOnADrainedBuffer) {
+  // The reset background's zones are written before the window; with a
+  // write-back buffer the isolated writes must still start on idle flash,
+  // exactly as when nothing was written before them.
+  Config config = tiny_config({"buffer.size=1MiB"});
+  InterferenceResult after_fill =
+      run_ok(config, spec_of(ForegroundOp::kWrite, BackgroundOp::kReset, 50, {4}));
+  InterferenceResult fresh =
+      run_ok(config, spec_of(ForegroundOp::kWrite, BackgroundOp::kFinish, 50, {4}));
+  ASSERT_EQ(after_fill.levels.size(), 1u);
+  ASSERT_EQ(fresh.levels.size(), 1u);
+  ASSERT_GT(after_fill.background_zones, 0u);
+  const InterferenceRun& a = after_fill.levels[0].iso;
+  const InterferenceRun& b = fresh.levels[0].iso;
+  EXPECT_EQ(a.ops, b.ops);
+  EXPECT_EQ(a.latency_ns.percentile(95), b.latency_ns.percentile(95));
+  EXPECT_EQ(a.latency_ns.max(), b.latency_ns.max());
+}
+
 TEST(Interference, BackgroundKeepsToItsRate) {
   auto spec = spec_of(ForegroundOp::kWrite, BackgroundOp::kFinish, 25, {2}, 200'000'000);
   InterferenceResult r = run_ok(small_config(), spec);

@@ -778,6 +778,36 @@ TEST(DriveUnmap, TheBookkeepingTakesAFirmwareCore) {
   EXPECT_EQ(one_reset, two_reset);
 }
 
+TEST(DriveUnmap, TheTableIsHeldForTheLockShareAndResetsAreBookedOneAtATime) {
+  // Without a buffer a write waits for its map update, so it shows how long
+  // the table is held: half the bookkeeping at unmap_lock = 50%.
+  Rig r(drive_config({"zns.reset.mode=async", "controller.unmap=10s", "controller.map_update=1us",
+                      "controller.unmap_lock=50%", "buffer.size=0"}));
+  r.write(r.start(0), static_cast<uint32_t>(r.cap()));
+  r.write(r.start(1), static_cast<uint32_t>(r.cap()));
+  r.wait();
+  const uint64_t t = r.sim.now_ns();
+  // (The table serves in the order it is asked, as every timeline does: the
+  // write asks before the second reset.)
+  Command& first = r.manage(ZoneAction::kReset, 0);
+  Command& w = r.at(t + 1000, r.make(Opcode::kWrite, r.start(2), 1));
+  Command& reset = r.make(Opcode::kZoneManagementSend, r.start(1));
+  reset.action = ZoneAction::kReset;
+  Command& second = r.at(t + 2000, reset);
+  r.wait();
+  ASSERT_EQ(first.status, Status::kSuccess);
+  ASSERT_EQ(second.status, Status::kSuccess);
+  ASSERT_EQ(w.status, Status::kSuccess);
+  const double whole = unmap_ns(r.config, r.cap() * r.lba_bytes());
+  EXPECT_NEAR(static_cast<double>(first.complete_ns - t), whole, 1e5);
+  // The second reset's bookkeeping starts when the first's ends, though
+  // the table was free halfway.
+  EXPECT_NEAR(static_cast<double>(second.complete_ns - t), 2 * whole, 2e5);
+  // The write's update waits for the first reset's half only.
+  EXPECT_GE(static_cast<double>(w.complete_ns - t), whole / 2);
+  EXPECT_LT(static_cast<double>(w.complete_ns - t), whole);
+}
+
 // ---------------------------------------------------------------- config
 
 void expect_refused(std::vector<std::string> overrides, const std::string& message) {
@@ -836,7 +866,8 @@ TEST(DriveConfig, TheBlockInterfaceTakesNoneOfThem) {
            {"flash.suspend.erase=true", "flash.suspend.latency=30us"},
            {"controller.cores=2"},
            {"controller.map_update=1us"},
-           {"controller.unmap=1ms"}}) {
+           {"controller.unmap=1ms"},
+           {"controller.unmap_lock=50%"}}) {
     std::vector<std::string> overrides = feature;
     overrides.push_back("interface=block");
     expect_refused(overrides, "the block interface takes none of them");
@@ -848,7 +879,8 @@ TEST(DriveConfig, KeysRefuseValuesOutOfRange) {
   for (const char* kv :
        {"buffer.size=-1", "flash.suspend.latency=-5us", "flash.suspend.latency=10s",
         "flash.suspend.max=0", "buffer.power_loss_protection=maybe", "controller.cores=-1",
-        "buffer.internal_share=0%"}) {
+        "buffer.internal_share=0%", "controller.unmap_lock=0%", "controller.unmap_lock=101%",
+        "controller.unmap_lock=-5%"}) {
     EXPECT_FALSE(apply_override(c, kv).ok()) << kv;
   }
 }

@@ -568,12 +568,14 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
                        (uint64_t{1} << 20) - 1) >>
                       20;
         drive_counters_.unmap_ns += ns;
-        // Firmware does it: a core is taken for as long as the table is
-        // (from when both are free), which the commands behind it notice
-        // only when the other cores are busy.
-        uint64_t start = std::max(t0, mapping_.free_at_ns());
+        // Firmware does it, one reset at a time: a core for all of it (the
+        // commands behind notice only when the other cores are busy), the
+        // table for its first unmap_lock share, from when all are free.
+        uint64_t lock = ns * config_.controller.unmap_lock_bp / 10000;
+        uint64_t start = std::max({t0, mapping_.free_at_ns(), unmapping_.free_at_ns()});
         if (cores_.enabled()) start = cores_.serve(start, ns) - ns;
-        done = std::max(done, mapping_.reserve(start, ns));
+        mapping_.reserve(start, lock);
+        done = std::max(done, unmapping_.reserve(start, ns));
       }
       return done;
     }
@@ -722,6 +724,7 @@ void ZnsDevice::reset_stats() {
   internal_quota_.reset_stats();
   cores_.reset_stats();
   mapping_.reset_stats();
+  unmapping_.reset_stats();
   drive_counters_ = DriveCounters{};
   flash_.reset_stats();
   link_in_.reset_stats();

@@ -256,7 +256,8 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   WriteBuffer internal_quota_;  // the part of buffer_ a finish fill may hold
   bool volatile_cache_;
   FirmwareCores cores_;
-  Timeline mapping_;  // the mapping table: the writes' updates, reset bookkeeping
+  Timeline mapping_;    // the mapping table: the writes' updates, reset bookkeeping
+  Timeline unmapping_;  // the firmware's reset bookkeeping, one reset at a time
   struct Draining {
     uint32_t page;
     uint64_t end_ns;  // when its program ends
