@@ -255,8 +255,8 @@ std::vector<Key> make_keys() {
       "mapping-table time a write takes per 4 KiB (a resource shared with reset bookkeeping)",
       ZL_NUM(controller.map_update_ns));
   num("controller.unmap", Kind::kTime, 0, kTenSecondsNs,
-      "mapping-table time a zone reset takes per GiB of the zone's mapped data (bookkeeping; "
-      "0 = none)",
+      "time a zone reset's bookkeeping takes per GiB of the zone's mapped data, on a core and "
+      "holding the mapping table for its unmap_lock share (0 = none)",
       ZL_NUM(controller.unmap_ns_per_gib));
   num("controller.unmap_lock", Kind::kPercent, 1, 10000,
       "the share of a reset's bookkeeping that holds the mapping table (from its start); the "
