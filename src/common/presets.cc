@@ -135,20 +135,20 @@ seed = 1
 [flash]
 channels = 8
 dies_per_channel = 4
-planes_per_die = 2
+planes_per_die = 1
 blocks_per_plane = 904
-pages_per_block = 1152
-page_size = "16KiB"
+pages_per_block = 384
+page_size = "96KiB"
 read_latency = "65us"
-program_latency = "888us"
+program_latency = "2664us"
 erase_latency = "3500us"
-transfer_latency = "13653ns"
+transfer_latency = "81918ns"
 [flash.suspend]
 program = true
 erase = true
 latency = "30us"
 resume = "20us"
-max = 4
+max = 12
 [host]
 lba_size = "4KiB"
 command_overhead = "2us"
@@ -193,7 +193,7 @@ gc_watermark = 2
 [buffer]
 size = "16MiB"
 power_loss_protection = "on"
-internal_share = "12.5%"
+internal_share = "18.75%"
 [controller]
 cores = 3
 read = "10us"

@@ -5,8 +5,9 @@
 // ZNS zone capacity, reset = trim of the range, seed 000 §5.1), so one job
 // runs on both.
 //
-// The device is a scaled-down ZN540: the `zn540` preset's channels, dies,
-// planes and timings (8 x 4 x 2 planes, 16 KiB pages, tPROG 700 us), with
+// The device is a scaled-down ZN540: the `zn540` preset's channels and dies
+// as the emulator front end sets them out (8 x 4 x 2 planes, 16 KiB pages,
+// tPROG 700 us), with
 // 96 blocks of 128 pages per plane (12 GiB of flash instead of 2 TiB) and
 // 128 MiB zones (one block on each of the 64 planes). Every plane works as
 // in the full device, so throughputs compare; capacities are 1/170th.

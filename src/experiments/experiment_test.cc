@@ -1,11 +1,14 @@
 // The experiment registry: names are unique and findable, every experiment
-// has what the report and the plotting tool need.
+// has what the report and the plotting tool need; the emulator front end
+// puts back the emulators' flash.
 #include "experiments/experiment.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
+
+#include "experiments/front_end.h"
 
 namespace zonelab {
 namespace {
@@ -25,6 +28,25 @@ TEST(ExperimentRegistry, ListsZn540WithItsMembers) {
     EXPECT_NE(find_experiment(*set, name), nullptr) << name;
   }
   EXPECT_EQ(set->experiments.size(), 7u);
+}
+
+TEST(EmulatorFrontEnd, PutsBackTheEmulatorFlashWhateverTheDrivePresetProgramsInOneGo) {
+  // zn540 programs a die's 96 KiB one-shot unit as its page; the
+  // experiments that compare with the emulators (block-tax,
+  // rocksdb-zns-vs-block) keep running 64 planes of 16 KiB pages.
+  auto drive = preset_with("zn540", {});
+  ASSERT_TRUE(drive.ok());
+  EXPECT_EQ(drive->flash.planes_per_die, 1u);
+  EXPECT_EQ(drive->flash.page_size_bytes, 96u * 1024);
+  auto emulator = preset_with("zn540", emulator_front_end());
+  ASSERT_TRUE(emulator.ok()) << emulator.error();
+  EXPECT_EQ(
+      emulator->flash.channels * emulator->flash.dies_per_channel * emulator->flash.planes_per_die,
+      64u);
+  EXPECT_EQ(emulator->flash.page_size_bytes, 16u * 1024);
+  EXPECT_EQ(emulator->flash.transfer_latency_ns, 13653u);
+  EXPECT_EQ(emulator->flash.program_latency_ns, 700000u);
+  EXPECT_EQ(emulator->buffer.size_bytes, 0u);
 }
 
 TEST(ExperimentRegistry, UnknownNamesAreNotFound) {

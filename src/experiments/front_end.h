@@ -1,8 +1,10 @@
 // The emulator-style front end: the overrides that turn the production-drive
-// features of a preset (zn540) off and put back the flash timings the
-// emulator presets use. Experiments that compare the ZNS and the block
-// interface on one flash use it: the conventional device models no write
-// buffer, suspend or firmware, so both sides run without them.
+// features of a preset (zn540) off and put back the flash geometry and
+// timings the emulator presets use: two planes a die of 16 KiB pages, each
+// programmed alone (the emulators have no one-shot word-line programs).
+// Experiments that compare the ZNS and the block interface on one flash use
+// it: the conventional device models no write buffer, suspend or firmware,
+// so both sides run without them.
 #pragma once
 
 #include <string>
@@ -12,6 +14,9 @@ namespace zonelab {
 
 inline const std::vector<std::string>& emulator_front_end() {
   static const std::vector<std::string> kOverrides = {
+      "flash.planes_per_die=2",
+      "flash.page_size=16KiB",
+      "flash.transfer_latency=13653ns",
       "flash.read_latency=60us",
       "flash.program_latency=700us",
       "flash.suspend.program=false",

@@ -10,8 +10,9 @@
 // setup, block 28 % OP with `block.zone_reset = keep`, is that host: the
 // drive learns that data is stale only when its LBAs are written again.
 //
-// Scaling (docs/experiments.md): the device is the `zn540` preset's 64 planes
-// with 64 KiB blocks, 128 of them a plane (512 MiB of flash; 16 MiB zones;
+// Scaling (docs/experiments.md): the device is the `zn540` preset's dies as
+// the emulator front end sets them out (64 planes of 16 KiB pages) with 64 KiB
+// blocks, 128 of them a plane (512 MiB of flash; 16 MiB zones;
 // --quick: 64, 256 MiB); the placement runs have 80 (320 MiB).
 // The dataset is 20-byte keys and 800-byte values that compress to about
 // half (as the paper's), fewer of them; 4 reader threads where the paper

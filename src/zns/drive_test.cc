@@ -230,6 +230,45 @@ TEST(DriveBuffer, WritesThatOutrunTheFlashSlowToItsRate) {
   EXPECT_EQ(r.max_used_bytes, size);
 }
 
+TEST(DriveBuffer, SpaceComesBackAProgramUnitAtATime) {
+  // One-LBA writes, each submitted as the one before completes, into a
+  // 64 KiB buffer. Once it is full, a page's program end gives back the
+  // page's space at once: the write that waited for it and the next
+  // lpp - 1 go through without waiting, so only a write at a page boundary
+  // ever waits. A drive whose program unit is twice as large (a one-shot
+  // unit as its page) makes half as many writes wait.
+  uint64_t waits_16 = 0;
+  for (const char* page : {"flash.page_size=16KiB", "flash.page_size=32KiB"}) {
+    Rig r(drive_config({"buffer.size=64KiB", page}));
+    const uint64_t buffer_lbas = r.config.buffer.size_bytes / r.lba_bytes();
+    const uint32_t writes = 48;
+    std::vector<Command*> w;
+    r.then = [&](Command&) {
+      if (w.size() < writes) w.push_back(&r.write(w.size(), 1));
+    };
+    w.push_back(&r.write(0, 1));
+    r.wait();
+    ASSERT_EQ(w.size(), writes);
+    const uint64_t fast = r.config.host.command_overhead_ns + r.link_ns(r.lba_bytes());
+    uint64_t slow = 0;
+    for (uint64_t i = 0; i < writes; ++i) {
+      ASSERT_EQ(w[i]->status, Status::kSuccess);
+      if (w[i]->latency_ns() == fast) continue;
+      ++slow;
+      EXPECT_GE(i, buffer_lbas) << page;
+      EXPECT_EQ((i - buffer_lbas) % r.lpp(), 0u) << page << ": write " << i;
+    }
+    const WriteBuffer::Counters& k = r.dev->write_buffer().counters();
+    EXPECT_EQ(slow, k.waits) << page;
+    EXPECT_GT(k.waits, 0u) << page;
+    if (waits_16 == 0) {
+      waits_16 = k.waits;
+    } else {
+      EXPECT_EQ(k.waits * 2, waits_16);
+    }
+  }
+}
+
 TEST(DriveBuffer, PartlyWrittenPagesOfManyZonesOvercommitOnlyWithoutAnActiveLimit) {
   // A buffer of one flash page, and three open zones each with 3/4 of a
   // page in it: with no active limit the partly written pages cannot all
