@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/units.h"
 
@@ -38,17 +39,16 @@ Outcome check_drive_config(const Config& c) {
   if (!buffer && c.buffer.power_loss_protection == "off") {
     return Error{"buffer.power_loss_protection = off needs a buffer to lose (set buffer.size)"};
   }
-  if (c.flash.suspend_program != 0 && c.flash.suspend_latency_ns >= c.flash.program_latency_ns) {
-    return Error{fmt::format(
-        "flash.suspend.latency ({}) is not shorter than flash.program_latency ({}): suspending "
-        "the program would not let a read go sooner",
-        format_time(c.flash.suspend_latency_ns), format_time(c.flash.program_latency_ns))};
-  }
-  if (c.flash.suspend_erase != 0 && c.flash.suspend_latency_ns >= c.flash.erase_latency_ns) {
-    return Error{fmt::format(
-        "flash.suspend.latency ({}) is not shorter than flash.erase_latency ({}): suspending "
-        "the erase would not let a read go sooner",
-        format_time(c.flash.suspend_latency_ns), format_time(c.flash.erase_latency_ns))};
+  // A suspension must be shorter than the operation it suspends.
+  for (auto [on, op, op_ns] :
+       {std::tuple{c.flash.suspend_program, "program", c.flash.program_latency_ns},
+        std::tuple{c.flash.suspend_erase, "erase", c.flash.erase_latency_ns}}) {
+    if (on != 0 && c.flash.suspend_latency_ns >= op_ns) {
+      return Error{fmt::format(
+          "flash.suspend.latency ({}) is not shorter than flash.{}_latency ({}): suspending "
+          "the {} would not let a read go sooner",
+          format_time(c.flash.suspend_latency_ns), op, format_time(op_ns), op)};
+    }
   }
   if (k.cores == 0 &&
       (k.read_ns != 0 || k.write_ns != 0 || k.management_ns != 0 || k.flush_ns != 0)) {

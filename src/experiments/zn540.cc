@@ -390,32 +390,33 @@ struct Sweep {
   const InterferenceResult& iso() const { return *at50; }  // its isolated runs: the 0 % line
 };
 
-Result<Sweep> sweep(const RunOptions& options, std::string_view member, ForegroundOp foreground,
-                    BackgroundOp background) {
-  Sweep s;
-  for (double percent : {25.0, 50.0}) {
-    RunRequest request;
-    request.foreground = foreground;
-    request.background = background;
-    request.intensity_percent = percent;
-    request.name = fmt::format("{} + {} at {}%", foreground_op_name(foreground),
-                               background_op_name(background), percent);
-    auto run = study(options.quick).run(options, member, request);
-    if (!run) return Error{run.error()};
-    (percent == 25 ? s.at25 : s.at50) = *run;
-  }
-  return s;
+// One run of `foreground` beside `background` at `percent` of its peak.
+Result<const InterferenceResult*> run_at(const RunOptions& options, std::string_view member,
+                                         ForegroundOp foreground, BackgroundOp background,
+                                         double percent) {
+  RunRequest request;
+  request.foreground = foreground;
+  request.background = background;
+  request.intensity_percent = percent;
+  request.name = fmt::format("{} + {} at {}%", foreground_op_name(foreground),
+                             background_op_name(background), percent);
+  return study(options.quick).run(options, member, request);
 }
 
 Result<const InterferenceResult*> run_at_50(const RunOptions& options, std::string_view member,
                                             ForegroundOp foreground, BackgroundOp background) {
-  RunRequest request;
-  request.foreground = foreground;
-  request.background = background;
-  request.intensity_percent = 50;
-  request.name =
-      fmt::format("{} + {} at 50%", foreground_op_name(foreground), background_op_name(background));
-  return study(options.quick).run(options, member, request);
+  return run_at(options, member, foreground, background, 50);
+}
+
+Result<Sweep> sweep(const RunOptions& options, std::string_view member, ForegroundOp foreground,
+                    BackgroundOp background) {
+  Sweep s;
+  for (double percent : {25.0, 50.0}) {
+    auto run = run_at(options, member, foreground, background, percent);
+    if (!run) return Error{run.error()};
+    (percent == 25 ? s.at25 : s.at50) = *run;
+  }
+  return s;
 }
 
 // --- Tables, plots, parameters -------------------------------------------------
@@ -582,26 +583,45 @@ void fig2_read_comparisons(std::vector<Comparison>& c, const Sweep& r) {
   add(c, {"read + 50% finish: M^Inter", "", paper::kFinishOnRead_MInter, r.at50->m_inter, ""});
 }
 
-Result<ExperimentResult> run_fig2(const RunOptions& options) {
-  auto write = sweep(options, "fig2", ForegroundOp::kWrite, BackgroundOp::kFinish);
-  if (!write) return Error{write.error()};
-  auto read = sweep(options, "fig2", ForegroundOp::kRead, BackgroundOp::kFinish);
-  if (!read) return Error{read.error()};
+// The write and the read sweep beside one background (Fig. 2: finish, Fig. 3:
+// reset), with their level rows, parameters and plot.
+struct WriteReadSweeps {
+  Sweep write;
+  Sweep read;
   ExperimentResult result;
+};
+
+Result<WriteReadSweeps> write_read_sweeps(const RunOptions& options, std::string_view member,
+                                          BackgroundOp background, std::string title) {
+  auto write = sweep(options, member, ForegroundOp::kWrite, background);
+  if (!write) return Error{write.error()};
+  auto read = sweep(options, member, ForegroundOp::kRead, background);
+  if (!read) return Error{read.error()};
+  WriteReadSweeps s{*write, *read, {}};
+  ExperimentResult& result = s.result;
   result.table = level_table();
-  add_sweep_rows(result.table, ForegroundOp::kWrite, BackgroundOp::kFinish, *write);
-  add_sweep_rows(result.table, ForegroundOp::kRead, BackgroundOp::kFinish, *read);
-  result.parameters = study_parameters(options.quick, {{"write_finish_25", write->at25},
-                                                       {"write_finish_50", write->at50},
-                                                       {"read_finish_25", read->at25},
-                                                       {"read_finish_50", read->at50}});
-  result.parameters["isolated_runs_agree"] = isolated_runs_agree(*write->at25, *write->at50) &&
-                                             isolated_runs_agree(*read->at25, *read->at50);
-  result.plot = level_plot("foreground, finish intensity",
-                           "ZN540 model: finish on write and read (seed 003 Fig. 2)", true);
-  fig2_write_comparisons(result.comparisons, *write);
-  fig2_read_comparisons(result.comparisons, *read);
-  return result;
+  add_sweep_rows(result.table, ForegroundOp::kWrite, background, s.write);
+  add_sweep_rows(result.table, ForegroundOp::kRead, background, s.read);
+  const std::string_view name = background_op_name(background);
+  result.parameters =
+      study_parameters(options.quick, {{fmt::format("write_{}_25", name), s.write.at25},
+                                       {fmt::format("write_{}_50", name), s.write.at50},
+                                       {fmt::format("read_{}_25", name), s.read.at25},
+                                       {fmt::format("read_{}_50", name), s.read.at50}});
+  result.parameters["isolated_runs_agree"] = isolated_runs_agree(*s.write.at25, *s.write.at50) &&
+                                             isolated_runs_agree(*s.read.at25, *s.read.at50);
+  result.plot = level_plot(fmt::format("foreground, {} intensity", name), std::move(title), true);
+  return s;
+}
+
+Result<ExperimentResult> run_fig2(const RunOptions& options) {
+  auto s = write_read_sweeps(options, "fig2", BackgroundOp::kFinish,
+                             "ZN540 model: finish on write and read (seed 003 Fig. 2)");
+  if (!s) return Error{s.error()};
+  WriteReadSweeps& fig = s.value();
+  fig2_write_comparisons(fig.result.comparisons, fig.write);
+  fig2_read_comparisons(fig.result.comparisons, fig.read);
+  return std::move(fig.result);
 }
 
 // --- Fig. 3: reset on write and read -----------------------------------------------
@@ -664,27 +684,15 @@ void fig3_comparisons(std::vector<Comparison>& c, const Sweep& w, const Sweep& r
 }
 
 Result<ExperimentResult> run_fig3(const RunOptions& options) {
-  auto write = sweep(options, "fig3", ForegroundOp::kWrite, BackgroundOp::kReset);
-  if (!write) return Error{write.error()};
-  auto read = sweep(options, "fig3", ForegroundOp::kRead, BackgroundOp::kReset);
-  if (!read) return Error{read.error()};
+  auto s = write_read_sweeps(options, "fig3", BackgroundOp::kReset,
+                             "ZN540 model: reset on write and read (seed 003 Fig. 3)");
+  if (!s) return Error{s.error()};
   auto peaks = background_peaks(options, "fig3");
   if (!peaks) return Error{peaks.error()};
-  ExperimentResult result;
-  result.table = level_table();
-  add_sweep_rows(result.table, ForegroundOp::kWrite, BackgroundOp::kReset, *write);
-  add_sweep_rows(result.table, ForegroundOp::kRead, BackgroundOp::kReset, *read);
-  result.parameters = study_parameters(options.quick, {{"write_reset_25", write->at25},
-                                                       {"write_reset_50", write->at50},
-                                                       {"read_reset_25", read->at25},
-                                                       {"read_reset_50", read->at50}});
-  result.parameters["isolated_runs_agree"] = isolated_runs_agree(*write->at25, *write->at50) &&
-                                             isolated_runs_agree(*read->at25, *read->at50);
-  result.plot = level_plot("foreground, reset intensity",
-                           "ZN540 model: reset on write and read (seed 003 Fig. 3)", true);
-  fig3_comparisons(result.comparisons, *write, *read);
-  for (const Comparison& c : *peaks) add(result.comparisons, c);
-  return result;
+  WriteReadSweeps& fig = s.value();
+  fig3_comparisons(fig.result.comparisons, fig.write, fig.read);
+  for (const Comparison& c : *peaks) add(fig.result.comparisons, c);
+  return std::move(fig.result);
 }
 
 // --- Fig. 4: the M^Inter heatmap ----------------------------------------------------

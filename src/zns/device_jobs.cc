@@ -91,7 +91,7 @@ void ZnsDevice::start_job(Command& command, const Job& job, uint64_t ready_ns) {
   j.active = true;
   if (j.kind == Job::Kind::kFill) {
     fill_job_of_zone_[j.zone] = index;
-  } else if (j.kind == Job::Kind::kErase) {
+  } else {
     erase_job_of_slot_[j.slot] = index;
   }
   ++pending_[&command].parts;
@@ -165,7 +165,7 @@ void ZnsDevice::end_job(uint32_t index, uint64_t done_ns) {
   j.active = false;
   if (j.kind == Job::Kind::kFill) {
     fill_job_of_zone_[j.zone] = -1;
-  } else if (j.kind == Job::Kind::kErase) {
+  } else {
     erase_job_of_slot_[j.slot] = -1;
   }
   free_jobs_.push_back(index);
