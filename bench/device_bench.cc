@@ -146,6 +146,7 @@ void BM_DriveMixed4KiBQd32(benchmark::State& state) {
       config.controller.management_ns = 10'000;
       config.controller.map_update_ns = 2'780;
       config.controller.unmap_ns_per_gib = 15'200'000;
+      config.controller.read_dispatch = "die";
     }
     bench->device = std::move(make_zns_device(config, bench->sim)).value();
     run_jobs(*bench->device, bench->sim, {fill}, 1);

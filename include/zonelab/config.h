@@ -158,6 +158,10 @@ struct ControllerConfig {
   uint64_t map_update_ns = 0;
   uint64_t unmap_ns_per_gib = 0;
   uint64_t unmap_lock_bp = 10000;
+  // "arrival": a read takes a core when it arrives, in arrival order; "die":
+  // the firmware queues reads by die and takes one only when no other read
+  // is in flight on its die, the oldest such read first.
+  std::string read_dispatch = "arrival";
 };
 
 struct StoreConfig {

@@ -262,6 +262,11 @@ std::vector<Key> make_keys() {
       "the share of a reset's bookkeeping that holds the mapping table (from its start); the "
       "rest runs on its core alone, and resets are booked one at a time",
       ZL_NUM(controller.unmap_lock_bp));
+  choice("controller.read_dispatch", {"arrival", "die"},
+         "arrival: a read takes a firmware core as it arrives, in arrival order; die: the "
+         "firmware queues reads by die and takes one only when no other read is in flight on "
+         "its die, the oldest such read first (a flash scheduler's per-die queues)",
+         ZL_TEXT(controller.read_dispatch));
 
   choice("store.backing", {"", "none", "memory", "file"},
          "where data lives: none (metadata only), memory, or file (the image); empty = file "

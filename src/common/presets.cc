@@ -203,6 +203,7 @@ flush = "10us"
 map_update = "3290ns"
 unmap = "15200us"
 unmap_lock = "75%"
+read_dispatch = "die"
 [store]
 backing = ""
 )";

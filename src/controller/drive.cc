@@ -16,7 +16,8 @@ Outcome check_drive_config(const Config& c) {
   const ControllerConfig& k = c.controller;
   const bool controller = k.cores != 0 || k.read_ns != 0 || k.write_ns != 0 ||
                           k.management_ns != 0 || k.flush_ns != 0 || k.map_update_ns != 0 ||
-                          k.unmap_ns_per_gib != 0 || k.unmap_lock_bp != 10000;
+                          k.unmap_ns_per_gib != 0 || k.unmap_lock_bp != 10000 ||
+                          k.read_dispatch != "arrival";
   if (c.interface != "zns" && (buffer || suspend || controller)) {
     return Error{
         "buffer.*, flash.suspend.* and controller.* are modeled for ZNS devices "
@@ -118,6 +119,12 @@ uint64_t FirmwareCores::serve(uint64_t ready_ns, uint64_t service_ns) {
       cores_.begin(), cores_.end(),
       [](const Timeline& a, const Timeline& b) { return a.free_at_ns() < b.free_at_ns(); });
   return core->reserve(ready_ns, service_ns);
+}
+
+uint64_t FirmwareCores::free_at_ns() const {
+  uint64_t at = cores_.empty() ? 0 : cores_.front().free_at_ns();
+  for (const Timeline& core : cores_) at = std::min(at, core.free_at_ns());
+  return at;
 }
 
 uint64_t FirmwareCores::busy_ns() const {

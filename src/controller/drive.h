@@ -83,6 +83,8 @@ class FirmwareCores {
   bool enabled() const { return !cores_.empty(); }
   // When a command arriving at `ready_ns` that needs `service_ns` is done.
   uint64_t serve(uint64_t ready_ns, uint64_t service_ns);
+  // When the first core is next free (0 with no cores).
+  uint64_t free_at_ns() const;
   uint64_t busy_ns() const;
   void reset_stats() {
     for (Timeline& core : cores_) core.reset_stats();

@@ -47,6 +47,8 @@ TEST(EmulatorFrontEnd, PutsBackTheEmulatorFlashWhateverTheDrivePresetProgramsInO
   EXPECT_EQ(emulator->flash.transfer_latency_ns, 13653u);
   EXPECT_EQ(emulator->flash.program_latency_ns, 700000u);
   EXPECT_EQ(emulator->buffer.size_bytes, 0u);
+  EXPECT_EQ(drive->controller.read_dispatch, "die");
+  EXPECT_EQ(emulator->controller.read_dispatch, "arrival");
 }
 
 TEST(ExperimentRegistry, UnknownNamesAreNotFound) {

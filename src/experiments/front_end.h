@@ -31,6 +31,7 @@ inline const std::vector<std::string>& emulator_front_end() {
       "controller.map_update=0ns",
       "controller.unmap=0ns",
       "controller.unmap_lock=100%",
+      "controller.read_dispatch=arrival",
       "zns.reset.mode=sync",
       "zns.mapping.blocks=direct",
       "zns.mapping.erase_on=zone",

@@ -698,6 +698,155 @@ TEST(DriveCores, EachWriteOfAFinishFillTakesACore) {
   EXPECT_LT(quick, steps * 1'000'000 / 2);  // the flash's pace, not the core's
 }
 
+// ------------------------------------------------------ read dispatch
+
+// Reads with controller.read_dispatch = die on the small flash, whose zone
+// pages alternate between its two dies (even pages on one, odd on the
+// other): zone 0's first four pages are programmed (no buffer), then the
+// reads named by page arrive together, long after.
+struct DispatchRun {
+  std::vector<uint64_t> latency_ns;  // in the order of `pages`
+  uint64_t queued_reads = 0;
+  uint64_t alone_ns = 0;  // one read with nothing in its way
+  uint64_t link_ns = 0;   // of that, the read's data on the host link
+};
+
+DispatchRun dispatch_run(const std::vector<std::string>& extra,
+                         const std::vector<uint32_t>& pages) {
+  std::vector<std::string> keys = {"controller.read=10us"};
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  Rig r(drive_config(keys));
+  r.write(r.start(0), static_cast<uint32_t>(4 * r.lpp()));
+  r.wait();
+  const uint64_t t = r.sim.now_ns() + 1'000'000;
+  std::vector<Command*> reads;
+  for (uint32_t page : pages) {
+    reads.push_back(&r.at(t, r.make(Opcode::kRead, r.start(0) + page * r.lpp(), 1)));
+  }
+  r.wait();
+  DispatchRun out;
+  for (Command* c : reads) {
+    EXPECT_EQ(c->status, Status::kSuccess);
+    EXPECT_TRUE(r.holds_data(*c));
+    out.latency_ns.push_back(c->latency_ns());
+  }
+  out.queued_reads = r.dev->drive_counters().die_queued_reads;
+  const FlashConfig& f = r.config.flash;
+  out.link_ns = r.link_ns(r.lba_bytes());
+  // The flash transfers the LBA's share of a page's transfer time.
+  out.alone_ns = r.config.controller.read_ns + r.config.host.command_overhead_ns +
+                 f.read_latency_ns + f.transfer_latency_ns * r.lba_bytes() / r.page_bytes() +
+                 out.link_ns;
+  return out;
+}
+
+TEST(DriveReadDispatch, AReadWaitsForTheReadBeforeItOnItsDie) {
+  // Pages 0 and 2 share a die, page 1 is on the other. Arriving together
+  // on three cores: the second read of the die is taken only when the
+  // first has left the die (its sense and transfer), and then takes a
+  // whole read's time; the other die's read goes at once.
+  DispatchRun die = dispatch_run({"controller.cores=3", "controller.read_dispatch=die"}, {0, 2, 1});
+  const uint64_t on_die = die.alone_ns - die.link_ns;  // core to the end of the transfer
+  EXPECT_EQ(die.latency_ns[0], die.alone_ns);
+  EXPECT_EQ(die.latency_ns[2], die.alone_ns + die.link_ns);  // the host link after the first
+  EXPECT_EQ(die.latency_ns[1], on_die + die.alone_ns);
+  EXPECT_EQ(die.queued_reads, 1u);
+
+  // Taken as they arrive, the second read's sense follows the first's.
+  DispatchRun arrival = dispatch_run({"controller.cores=3"}, {0, 2, 1});
+  EXPECT_EQ(arrival.latency_ns[0], arrival.alone_ns);
+  EXPECT_EQ(arrival.latency_ns[1], arrival.alone_ns + drive_config().flash.read_latency_ns);
+  EXPECT_EQ(arrival.queued_reads, 0u);
+}
+
+TEST(DriveReadDispatch, TheOldestReadWhoseDieIsFreeTakesTheCore) {
+  // One core. The read of page 2 waits for page 0's on its die; the read
+  // of page 1, behind it, takes the core as soon as page 0's read leaves
+  // it. Taken as they arrive, page 1's read would wait for both.
+  DispatchRun die = dispatch_run({"controller.cores=1", "controller.read_dispatch=die"}, {0, 2, 1});
+  const uint64_t service = drive_config({"controller.read=10us"}).controller.read_ns;
+  EXPECT_EQ(die.latency_ns[0], die.alone_ns);
+  EXPECT_EQ(die.latency_ns[2], die.alone_ns + service);
+  EXPECT_GT(die.latency_ns[1], die.latency_ns[2]);
+
+  // Taken as they arrive, it waits for the core after page 2's read, and
+  // its data leaves after that read's, which waited for the die.
+  DispatchRun arrival = dispatch_run({"controller.cores=1"}, {0, 2, 1});
+  EXPECT_GT(arrival.latency_ns[2], arrival.latency_ns[1]);
+  EXPECT_GT(arrival.latency_ns[2], die.latency_ns[2]);
+}
+
+TEST(DriveReadDispatch, TheReadIsChosenWhenTheCoreFreesNotWhenItsDieDoes) {
+  // One core, then held 200 us by a write. Page 2's read arrives while
+  // page 0's read holds its die; page 1's read comes after it, to a free
+  // die. When the core frees, both can go: the older goes first, though
+  // the younger's die was free sooner.
+  Rig r(drive_config({"buffer.size=1MiB", "controller.cores=1", "controller.write=200us",
+                      "controller.read=10us", "controller.read_dispatch=die"}));
+  r.write(r.start(0), static_cast<uint32_t>(4 * r.lpp()));
+  r.wait(r.sim.now_ns() + 10'000'000);
+  const uint64_t t = r.sim.now_ns() + 1'000'000;
+  Command& first = r.at(t, r.make(Opcode::kRead, r.start(0), 1));
+  r.at(t + 1, r.make(Opcode::kWrite, r.start(1), 1));
+  Command& older = r.at(t + 2, r.make(Opcode::kRead, r.start(0) + 2 * r.lpp(), 1));
+  Command& younger = r.at(t + 3, r.make(Opcode::kRead, r.start(0) + r.lpp(), 1));
+  r.wait();
+  for (Command* c : {&first, &older, &younger}) {
+    EXPECT_EQ(c->status, Status::kSuccess);
+    EXPECT_TRUE(r.holds_data(*c));
+  }
+  EXPECT_LT(first.complete_ns, older.complete_ns);
+  EXPECT_LT(older.complete_ns, younger.complete_ns);
+  EXPECT_EQ(younger.complete_ns - older.complete_ns, r.config.controller.read_ns);
+}
+
+TEST(DriveReadDispatch, CommandsBehindAWaitingReadDoNotTakeTheCoreBeforeIt) {
+  // One core held by a slow write; a read of zone 0 arrives, then fifty
+  // writes. The read's die is free: it takes the core when the first write
+  // lets it go, before the fifty.
+  std::vector<uint64_t> latency;
+  for (const char* dispatch :
+       {"controller.read_dispatch=arrival", "controller.read_dispatch=die"}) {
+    Rig r(drive_config({"buffer.size=1MiB", "controller.cores=1", "controller.write=20us",
+                        "controller.read=10us", dispatch}));
+    r.write(r.start(0), static_cast<uint32_t>(4 * r.lpp()));
+    r.wait(r.sim.now_ns() + 10'000'000);  // programmed, long since
+    const uint64_t t = r.sim.now_ns() + 1'000'000;
+    r.at(t, r.make(Opcode::kWrite, r.start(1), 1));
+    Command& read = r.at(t + 1, r.make(Opcode::kRead, r.start(0), 1));
+    std::vector<Command*> writes;
+    for (uint32_t i = 0; i < 50; ++i) {
+      writes.push_back(&r.at(t + 2, r.make(Opcode::kWrite, r.start(2 + i % 2) + i / 2, 1)));
+    }
+    r.wait();
+    ASSERT_EQ(read.status, Status::kSuccess) << dispatch;
+    EXPECT_TRUE(r.holds_data(read));
+    // Done before the second write has had the core.
+    EXPECT_LT(read.complete_ns, t + 2 * r.config.controller.write_ns + 100'000) << dispatch;
+    EXPECT_LT(read.complete_ns, writes.back()->complete_ns) << dispatch;
+    latency.push_back(read.latency_ns());
+  }
+  EXPECT_EQ(latency[0], latency[1]);
+}
+
+TEST(DriveReadDispatch, ReadsOfNoFlashAreNotQueuedByDie) {
+  // Unwritten LBAs and data still in the buffer need no die.
+  Rig r(drive_config({"buffer.size=1MiB", "controller.cores=1", "controller.read_dispatch=die"}));
+  r.write(r.start(0), static_cast<uint32_t>(r.lpp() + 1));  // page 0 programming, page 1 partial
+  Command& buffered = r.read(r.start(0), 1);
+  Command& partial = r.read(r.start(0) + r.lpp(), 1);
+  Command& unwritten = r.read(r.start(1), 1);
+  r.wait();
+  for (Command* c : {&buffered, &partial}) {
+    EXPECT_EQ(c->status, Status::kSuccess);
+    EXPECT_TRUE(r.holds_data(*c));
+  }
+  EXPECT_EQ(unwritten.status, Status::kSuccess);
+  EXPECT_TRUE(r.holds_zeros(unwritten));
+  EXPECT_EQ(r.dev->drive_counters().die_queued_reads, 0u);
+  EXPECT_EQ(r.dev->write_buffer().counters().read_hits, 1u);
+}
+
 // ---------------------------------------------------- reset bookkeeping
 
 // Bookkeeping time of `bytes` mapped at `ns_per_gib`.
@@ -906,7 +1055,8 @@ TEST(DriveConfig, TheBlockInterfaceTakesNoneOfThem) {
            {"controller.cores=2"},
            {"controller.map_update=1us"},
            {"controller.unmap=1ms"},
-           {"controller.unmap_lock=50%"}}) {
+           {"controller.unmap_lock=50%"},
+           {"controller.read_dispatch=die"}}) {
     std::vector<std::string> overrides = feature;
     overrides.push_back("interface=block");
     expect_refused(overrides, "the block interface takes none of them");
@@ -919,7 +1069,8 @@ TEST(DriveConfig, KeysRefuseValuesOutOfRange) {
        {"buffer.size=-1", "flash.suspend.latency=-5us", "flash.suspend.latency=10s",
         "flash.suspend.max=0", "buffer.power_loss_protection=maybe", "controller.cores=-1",
         "buffer.internal_share=0%", "controller.unmap_lock=0%", "controller.unmap_lock=101%",
-        "controller.unmap_lock=-5%"}) {
+        "controller.unmap_lock=-5%", "controller.read_dispatch=fast",
+        "controller.read_dispatch="}) {
     EXPECT_FALSE(apply_override(c, kv).ok()) << kv;
   }
 }

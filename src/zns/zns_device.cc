@@ -45,6 +45,8 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
   if (buffer_.enabled()) draining_.resize(layout_.zone_count());
   if (volatile_cache_) flushed_lbas_.assign(layout_.zone_count(), 0);
   failed_.assign(flash_.dies(), 0);
+  die_dispatch_ = config.controller.read_dispatch == "die";
+  if (die_dispatch_) die_reads_.resize(flash_.dies());
   fill_job_of_zone_.assign(layout_.zone_count(), -1);
   erase_job_of_slot_.assign(map_.slot_count(), -1);
 }
@@ -68,6 +70,20 @@ void ZnsDevice::submit(Command& command) {
 }
 
 void ZnsDevice::admit(Command& command) {
+  if (die_dispatch_) {
+    uint32_t die = command.opcode == Opcode::kRead ? read_die(command) : kNoDie;
+    if (die != kNoDie) {
+      ++host_io_inflight_;
+      DieReads& d = die_reads_[die];
+      d.waiting.emplace_back(read_arrivals_++, &command);
+      if (d.waiting.size() == 1) ready_or_wait(die);
+      dispatch_reads(ReadDispatch::kFreeCore);
+      return;
+    }
+    // Reads that could go before this command came take the cores in
+    // arrival order with it: the reads first.
+    dispatch_reads(ReadDispatch::kEveryReady);
+  }
   if (is_host_io(command)) {
     ++host_io_inflight_;
     command.complete_ns = execute(command, sim_.now_ns());
@@ -87,11 +103,89 @@ void ZnsDevice::admit(Command& command) {
   }
 }
 
+uint32_t ZnsDevice::read_die(const Command& c) {
+  if (check_range(c.slba, c.nlb) != Status::kSuccess) return kNoDie;
+  uint32_t zone = layout_.zone_of_lba(c.slba);
+  uint64_t offset = c.slba - layout_.zone_start_lba(zone);
+  const Zone& z = table_.zone(zone);
+  if (z.state == ZoneState::kOffline || offset + c.nlb > layout_.zone_size_lbas(zone) ||
+      offset >= z.data_end) {
+    return kNoDie;
+  }
+  auto page = static_cast<uint32_t>(offset / layout_.lbas_per_page());
+  if (page >= z.pages_programmed) return kNoDie;
+  if (buffer_.enabled()) {
+    forget_programmed(zone);
+    if (in_buffer(zone, page, sim_.now_ns())) return kNoDie;
+  }
+  uint32_t slot = map_.slot_of(zone);
+  uint32_t plane = layout_.unit_plane(slot, page % layout_.slot_units(slot));
+  return plane / static_cast<uint32_t>(config_.flash.planes_per_die);
+}
+
+void ZnsDevice::dispatch_reads(ReadDispatch how) {
+  const uint64_t now = sim_.now_ns();
+  while (!ready_reads_.empty()) {
+    if (how == ReadDispatch::kFreeCore && cores_.free_at_ns() > now) {
+      // Every core is taken: look again when the first is free.
+      uint64_t at = cores_.free_at_ns();
+      if (at < read_wake_ns_) {
+        read_wake_ns_ = at;
+        sim_.schedule_at(at, this, kReadWakeTag);
+      }
+      return;
+    }
+    uint32_t die = ready_reads_.top().second;
+    ready_reads_.pop();
+    DieReads& d = die_reads_[die];
+    Command& read = *d.waiting.front().second;
+    d.waiting.pop_front();
+    if (how == ReadDispatch::kWoken) how = ReadDispatch::kFreeCore;
+    start_read(read, die);
+    if (!d.waiting.empty()) ready_or_wait(die);
+  }
+}
+
+void ZnsDevice::ready_or_wait(uint32_t die) {
+  DieReads& d = die_reads_[die];
+  if (d.busy_until_ns <= sim_.now_ns()) {
+    ready_reads_.emplace(d.waiting.front().first, die);
+  } else if (!d.event_set) {
+    d.event_set = true;
+    sim_.schedule_at(d.busy_until_ns, this, (uint64_t{die} << 3) | kDieFreeTag);
+  }
+}
+
+void ZnsDevice::start_read(Command& command, uint32_t die) {
+  const uint64_t now = sim_.now_ns();
+  if (now > command.submit_ns) {
+    ++drive_counters_.die_queued_reads;
+    drive_counters_.die_queue_ns += now - command.submit_ns;
+  }
+  read_flash_done_ns_ = now;
+  command.complete_ns = execute(command, now);
+  die_reads_[die].busy_until_ns = read_flash_done_ns_;
+  sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+}
+
 void ZnsDevice::on_event(uint64_t tag) {
   if ((tag & 1) != 0) {  // a device job's step; commands are 8-byte aligned
     auto job = static_cast<uint32_t>(tag >> 1);
     auto generation = static_cast<uint32_t>(tag >> 33);
     if (jobs_[job].active && jobs_[job].generation == generation) job_step(job, sim_.now_ns());
+    return;
+  }
+  if ((tag & 7) == kDieFreeTag) {  // a die's read has left it
+    auto die = static_cast<uint32_t>(tag >> 3);
+    die_reads_[die].event_set = false;
+    if (!die_reads_[die].waiting.empty()) ready_or_wait(die);
+    dispatch_reads(ReadDispatch::kFreeCore);
+    return;
+  }
+  if (tag == kReadWakeTag) {                     // a core may be free for a waiting read
+    if (sim_.now_ns() != read_wake_ns_) return;  // an earlier wake-up took its place
+    read_wake_ns_ = UINT64_MAX;
+    dispatch_reads(ReadDispatch::kWoken);
     return;
   }
   Command& command = *reinterpret_cast<Command*>(tag);
@@ -290,6 +384,11 @@ void ZnsDevice::forget_buffered(uint32_t zone, uint64_t partial_bytes) {
   if (volatile_cache_) flushed_lbas_[zone] = 0;
 }
 
+void ZnsDevice::forget_programmed(uint32_t zone) {
+  std::deque<Draining>& d = draining_[zone];
+  while (!d.empty() && d.front().end_ns <= sim_.now_ns()) d.pop_front();
+}
+
 bool ZnsDevice::in_buffer(uint32_t zone, uint32_t page, uint64_t at_ns) const {
   const std::deque<Draining>& d = draining_[zone];
   auto it = std::lower_bound(d.begin(), d.end(), page,
@@ -302,9 +401,7 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
   Zone& z = table_.mutable_zone(zone);
   if (end <= z.pages_programmed) return ready_ns;
   std::deque<Draining>* draining = buffer_.enabled() ? &draining_[zone] : nullptr;
-  if (draining != nullptr) {
-    while (!draining->empty() && draining->front().end_ns <= sim_.now_ns()) draining->pop_front();
-  }
+  if (draining != nullptr) forget_programmed(zone);
   const uint64_t lpp = layout_.lbas_per_page();
   uint32_t slot = map_.slot_of(zone);
   ZL_ASSERT(slot != BlockMap::kUnmapped);
@@ -439,6 +536,7 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
     }
     std::memset(c.data + stored * lba_bytes, 0, (c.nlb - stored) * lba_bytes);
   }
+  if (buffer_.enabled()) forget_programmed(zone);
   uint64_t done = t0;
   uint64_t lpp = layout_.lbas_per_page();
   const auto ppd = static_cast<uint32_t>(config_.flash.planes_per_die);
@@ -462,6 +560,7 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
         }
       } else {
         done = std::max(done, flash_.read(plane, t0, (page_end - lba) * lba_bytes));
+        read_flash_done_ns_ = std::max(read_flash_done_ns_, done);
       }
     }
     lba = page_end;
@@ -635,7 +734,7 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
   out["failed_dies"] = std::move(failed);
   const ControllerConfig& k = config_.controller;
   if (buffer_.enabled() || cores_.enabled() || k.map_update_ns != 0 || k.unmap_ns_per_gib != 0 ||
-      config_.flash.suspend_program != 0 || config_.flash.suspend_erase != 0) {
+      die_dispatch_ || config_.flash.suspend_program != 0 || config_.flash.suspend_erase != 0) {
     // The production-drive features (controller/drive.h); counters since
     // the device was opened or its statistics were last cleared.
     const WriteBuffer::Counters& b = buffer_.counters();
@@ -653,6 +752,9 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
                     {"firmware_busy_ns", cores_.busy_ns()},
                     {"mapping_busy_ns", mapping_.busy_ns()},
                     {"reset_unmap_ns", drive_counters_.unmap_ns},
+                    {"read_dispatch", k.read_dispatch},
+                    {"die_queued_reads", drive_counters_.die_queued_reads},
+                    {"die_queue_ns", drive_counters_.die_queue_ns},
                     {"flushes", drive_counters_.flushes},
                     {"flush_programs", drive_counters_.flush_programs},
                     {"power_losses", drive_counters_.power_losses},

@@ -18,8 +18,10 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -56,12 +58,14 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   Outcome replay_loss(uint32_t zone, uint64_t durable_lbas) override;
   // The production-drive features (controller/drive.h).
   struct DriveCounters {
-    uint64_t flushes = 0;         // Flush commands that had a cache to flush
-    uint64_t flush_programs = 0;  // partly filled pages a Flush programmed
-    uint64_t power_losses = 0;    // power cuts with a volatile cache
-    uint64_t lost_zones = 0;      // zones that lost data at them
-    uint64_t lost_bytes = 0;      // acknowledged bytes they lost
-    uint64_t unmap_ns = 0;        // reset bookkeeping on the mapping table
+    uint64_t flushes = 0;           // Flush commands that had a cache to flush
+    uint64_t flush_programs = 0;    // partly filled pages a Flush programmed
+    uint64_t power_losses = 0;      // power cuts with a volatile cache
+    uint64_t lost_zones = 0;        // zones that lost data at them
+    uint64_t lost_bytes = 0;        // acknowledged bytes they lost
+    uint64_t unmap_ns = 0;          // reset bookkeeping on the mapping table
+    uint64_t die_queued_reads = 0;  // reads that waited for a read on their die
+    uint64_t die_queue_ns = 0;      // the time they waited
   };
   const DriveCounters& drive_counters() const { return drive_counters_; }
   const WriteBuffer& write_buffer() const { return buffer_; }
@@ -101,6 +105,26 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
  private:
   void on_event(uint64_t tag) override;
   void admit(Command& command);
+  // controller.read_dispatch = die: the flat die a read's first page on
+  // flash is on, or kNoDie when it reads no flash (refused, unwritten, or
+  // still in the buffer).
+  static constexpr uint32_t kNoDie = ~uint32_t{0};
+  // Event tags besides commands (8-byte aligned) and job steps (odd).
+  static constexpr uint64_t kDieFreeTag = 2;  // (die << 3) | 2
+  static constexpr uint64_t kReadWakeTag = 4;
+  uint32_t read_die(const Command& command);
+  // Takes waiting reads whose die has no read in flight, oldest first:
+  // while a core is free (kFreeCore); the first even if a core was taken
+  // since the wake-up for it was set, then while one is free (kWoken); or
+  // all of them, each queuing for a core, before another command takes one
+  // (kEveryReady), so that commands behind a read never go before it.
+  enum class ReadDispatch { kFreeCore, kWoken, kEveryReady };
+  void dispatch_reads(ReadDispatch how);
+  // Executes a read now, its die busy with it until its flash reads end.
+  void start_read(Command& command, uint32_t die);
+  // A die's first waiting read is ready when the die is free; otherwise an
+  // event is set for when it is.
+  void ready_or_wait(uint32_t die);
   // Each returns the completion time of a command taken at `start_ns`.
   uint64_t execute(Command& command, uint64_t start_ns);
   uint64_t execute_write(Command& command, uint64_t t0);
@@ -122,6 +146,8 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // Whether zone page `page` is still in the write buffer at `at_ns` (its
   // program has not ended).
   bool in_buffer(uint32_t zone, uint32_t page, uint64_t at_ns) const;
+  // Drops the zone's first pages whose programs have ended by now.
+  void forget_programmed(uint32_t zone);
   // Cuts `zone` back to `durable_lbas` of data (a power cut's loss).
   void lose(uint32_t zone, uint64_t durable_lbas, bool keep_data = false);
   uint64_t apply_action(Command& command, ZoneAction action, uint32_t zone, uint64_t t0,
@@ -243,7 +269,24 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   std::vector<std::pair<uint32_t, uint32_t>> released_;
   void release(uint32_t zone) { released_.emplace_back(zone, map_.slot_of(zone)); }
   uint32_t host_io_inflight_ = 0;
-  std::vector<uint8_t> failed_;  // per flat die: 1 when failed
+  // controller.read_dispatch = die: per flat die, the reads waiting for it
+  // (arrival order, each with its arrival number), when its read in flight
+  // leaves it, and whether an event is set for then; and the first waiting
+  // read of each die that is free, oldest first.
+  bool die_dispatch_;
+  struct DieReads {
+    std::deque<std::pair<uint64_t, Command*>> waiting;
+    uint64_t busy_until_ns = 0;
+    bool event_set = false;
+  };
+  std::vector<DieReads> die_reads_;
+  std::priority_queue<std::pair<uint64_t, uint32_t>, std::vector<std::pair<uint64_t, uint32_t>>,
+                      std::greater<>>
+      ready_reads_;
+  uint64_t read_arrivals_ = 0;
+  uint64_t read_wake_ns_ = UINT64_MAX;  // the wake-up set for a core, if any
+  uint64_t read_flash_done_ns_ = 0;     // execute_read: when its flash reads end
+  std::vector<uint8_t> failed_;         // per flat die: 1 when failed
   uint32_t failed_count_ = 0;
   ParityCounters parity_counters_;
   std::vector<uint8_t> scratch_;
