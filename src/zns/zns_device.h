@@ -105,13 +105,13 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
  private:
   void on_event(uint64_t tag) override;
   void admit(Command& command);
+  // Event tags besides commands (8-byte aligned) and job steps (odd).
+  static constexpr uint64_t kDieFreeTag = 2;  // (die << 3) | 2
+  static constexpr uint64_t kReadWakeTag = 4;
   // controller.read_dispatch = die: the flat die a read's first page on
   // flash is on, or kNoDie when it reads no flash (refused, unwritten, or
   // still in the buffer).
   static constexpr uint32_t kNoDie = ~uint32_t{0};
-  // Event tags besides commands (8-byte aligned) and job steps (odd).
-  static constexpr uint64_t kDieFreeTag = 2;  // (die << 3) | 2
-  static constexpr uint64_t kReadWakeTag = 4;
   uint32_t read_die(const Command& command);
   // Takes waiting reads whose die has no read in flight, oldest first:
   // while a core is free (kFreeCore); the first even if a core was taken
