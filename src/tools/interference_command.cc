@@ -37,7 +37,10 @@ double rounded(double value, double scale) { return std::round(value * scale) / 
 Json run_json(const InterferenceRun& run, bool with_background) {
   Json j;
   j["iops"] = rounded(run.iops, 1e3);
+  j["p50_ns"] = run.latency_ns.percentile(50);
   j["p95_ns"] = run.latency_ns.percentile(95);
+  j["p99_ns"] = run.latency_ns.percentile(99);
+  j["p999_ns"] = run.latency_ns.percentile(99.9);
   j["ops"] = run.ops;
   j["mean_ns"] = std::llround(run.latency_ns.mean());
   j["zone_resets"] = run.zone_resets;
