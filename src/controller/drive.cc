@@ -10,15 +10,19 @@
 
 namespace zonelab {
 
+bool drive_features_on(const Config& c) {
+  const ControllerConfig& k = c.controller;
+  return c.buffer.size_bytes != 0 || c.flash.suspend_program != 0 || c.flash.suspend_erase != 0 ||
+         k.cores != 0 || k.map_update_ns != 0 || k.unmap_ns_per_gib != 0 ||
+         k.read_dispatch != "arrival";
+}
+
 Outcome check_drive_config(const Config& c) {
   const bool buffer = c.buffer.size_bytes != 0;
-  const bool suspend = c.flash.suspend_program != 0 || c.flash.suspend_erase != 0;
   const ControllerConfig& k = c.controller;
-  const bool controller = k.cores != 0 || k.read_ns != 0 || k.write_ns != 0 ||
-                          k.management_ns != 0 || k.flush_ns != 0 || k.map_update_ns != 0 ||
-                          k.unmap_ns_per_gib != 0 || k.unmap_lock_bp != 10000 ||
-                          k.read_dispatch != "arrival";
-  if (c.interface != "zns" && (buffer || suspend || controller)) {
+  const bool set_alone = k.read_ns != 0 || k.write_ns != 0 || k.management_ns != 0 ||
+                         k.flush_ns != 0 || k.unmap_lock_bp != 10000;
+  if (c.interface != "zns" && (drive_features_on(c) || set_alone)) {
     return Error{
         "buffer.*, flash.suspend.* and controller.* are modeled for ZNS devices "
         "(interface = \"zns\"); the block interface takes none of them"};
@@ -113,18 +117,20 @@ void WriteBuffer::release_at(uint64_t at_ns, uint64_t bytes) {
 
 void WriteBuffer::drop(uint64_t bytes) { held_ -= std::min(bytes, held_); }
 
-uint64_t FirmwareCores::serve(uint64_t ready_ns, uint64_t service_ns) {
-  if (cores_.empty()) return ready_ns;
+size_t FirmwareCores::earliest() const {
   auto core = std::min_element(
       cores_.begin(), cores_.end(),
       [](const Timeline& a, const Timeline& b) { return a.free_at_ns() < b.free_at_ns(); });
-  return core->reserve(ready_ns, service_ns);
+  return static_cast<size_t>(core - cores_.begin());
+}
+
+uint64_t FirmwareCores::serve(uint64_t ready_ns, uint64_t service_ns) {
+  if (cores_.empty()) return ready_ns;
+  return cores_[earliest()].reserve(ready_ns, service_ns);
 }
 
 uint64_t FirmwareCores::free_at_ns() const {
-  uint64_t at = cores_.empty() ? 0 : cores_.front().free_at_ns();
-  for (const Timeline& core : cores_) at = std::min(at, core.free_at_ns());
-  return at;
+  return cores_.empty() ? 0 : cores_[earliest()].free_at_ns();
 }
 
 uint64_t FirmwareCores::busy_ns() const {

@@ -4,6 +4,7 @@
 // docs/device-model.md, "A production drive", tells how they are timed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -19,6 +20,12 @@ namespace zonelab {
 // suspend is shorter than what it suspends, service times need cores, and
 // the conventional device models none of them.
 Outcome check_drive_config(const Config& config);
+
+// Whether the configuration turns on any production-drive feature that
+// changes what a device does: a buffer, suspend, firmware cores, the
+// mapping table's work, or reads queued by die. (controller.unmap_lock and
+// the service times matter only with these.)
+bool drive_features_on(const Config& config);
 
 // Whether the configuration's buffer is a volatile write cache (NVMe VWC).
 inline bool has_volatile_write_cache(const Config& config) {
@@ -91,6 +98,9 @@ class FirmwareCores {
   }
 
  private:
+  // The index of the core free first (cores_ not empty).
+  size_t earliest() const;
+
   std::vector<Timeline> cores_;
 };
 

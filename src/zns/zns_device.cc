@@ -118,9 +118,8 @@ uint32_t ZnsDevice::read_die(const Command& c) {
     forget_programmed(zone);
     if (in_buffer(zone, page, sim_.now_ns())) return kNoDie;
   }
-  uint32_t slot = map_.slot_of(zone);
-  uint32_t plane = layout_.unit_plane(slot, page % layout_.slot_units(slot));
-  return plane / static_cast<uint32_t>(config_.flash.planes_per_die);
+  return layout_.locate(map_.slot_of(zone), page).plane /
+         static_cast<uint32_t>(config_.flash.planes_per_die);
 }
 
 void ZnsDevice::dispatch_reads(ReadDispatch how) {
@@ -733,8 +732,7 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
   }
   out["failed_dies"] = std::move(failed);
   const ControllerConfig& k = config_.controller;
-  if (buffer_.enabled() || cores_.enabled() || k.map_update_ns != 0 || k.unmap_ns_per_gib != 0 ||
-      die_dispatch_ || config_.flash.suspend_program != 0 || config_.flash.suspend_erase != 0) {
+  if (drive_features_on(config_)) {
     // The production-drive features (controller/drive.h); counters since
     // the device was opened or its statistics were last cleared.
     const WriteBuffer::Counters& b = buffer_.counters();
