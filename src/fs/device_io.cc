@@ -22,6 +22,11 @@ uint64_t DeviceCounters::written_bytes() const {
 DeviceIo::DeviceIo(Stack& stack) : stack_(stack), info_(stack.info()) {}
 
 FsStatus DeviceIo::run(Command& command, IoKind kind, const char* what) {
+  // A virtual-time stack takes one caller at a time (each command runs the
+  // simulation on the caller's thread); callers from several threads -- a
+  // RocksDB opened on a file system fsck mounted -- take turns.
+  std::unique_lock<std::mutex> turn;
+  if (!stack_.realtime()) turn = std::unique_lock(virtual_turn_mutex_);
   if (!stack_.io().submit_wait(command)) {
     return FsStatus(Code::kIoError, fmt::format("{} at LBA {}: the device takes no more commands",
                                                 what, command.slba));

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "common/histogram.h"
@@ -78,6 +79,7 @@ class DeviceIo {
   // Writes completed, and of those the ones a completed Flush covers.
   std::atomic<uint64_t> writes_done_{0};
   std::atomic<uint64_t> writes_flushed_{0};
+  std::mutex virtual_turn_mutex_;  // virtual time: one command at a time
   mutable std::mutex latency_mutex_;
   std::array<Histogram, kIoKindCount> latency_ns_;
 };

@@ -147,8 +147,12 @@ FsStatus WritableFile::sync() {
   if (closed_) return {};
   const uint64_t bs = fs_.block_bytes();
   if (buffered_ > 0) {
-    // The last block is padded: later appends start a new block.
-    if (FsStatus ok = write_out((buffered_ + bs - 1) / bs, buffered_); !ok) return ok;
+    // The last block is padded with zeros (the buffer still holds earlier
+    // appends there, which must never reach the device as this block's
+    // rest); later appends start a new block.
+    const uint64_t padded = (buffered_ + bs - 1) / bs * bs;
+    std::memset(buffer_.data() + buffered_, 0, padded - buffered_);
+    if (FsStatus ok = write_out(padded / bs, buffered_); !ok) return ok;
     buffered_ = 0;
   }
   {

@@ -56,10 +56,10 @@ ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
 
   std::lock_guard lock(mutex_);
   const uint64_t bs = io_.block_bytes();
-  // What the mount cut (MountOptions::cut_lost_data): damage, mended when
-  // the cut is journaled.
+  // What the mount cut (MountOptions::cut_lost_data, cut_damaged_journal):
+  // damage, and once the cut is journaled a loss -- never a clean repair.
   for (const std::string& cut : cuts_) {
-    (options_.read_only ? report.problems : report.repairs).push_back(cut);
+    (options_.read_only ? report.problems : report.losses).push_back(cut);
   }
   // (A read-only mount holds recovered tails and cuts the journal does not.)
   bool comparable = pending_.empty() &&
@@ -175,7 +175,7 @@ ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
       r.size = size;
       r.mtime_ns = meta_.file(id)->mtime_ns;
       if (apply_for_file(r, id)) {
-        report.repairs.push_back(
+        report.losses.push_back(
             fmt::format("file {}: cut to {} bytes, the data the device holds", id, size));
       }
     }

@@ -247,6 +247,84 @@ FsResult<MetaHeader> read_header(DeviceIo& io, uint32_t zone) {
   return decode_meta_header(whole.data(), whole.size(), bs, &needed);
 }
 
+// One group read at `lba`, or why there is none there.
+struct GroupRead {
+  std::vector<Record> records;
+  uint64_t index = 0;
+  uint64_t blocks = 0;
+  std::string problem;  // empty: the group checks
+  bool blank = false;   // no group: the block is all zeros
+  // The group runs past the write pointer: a write a crash cut short (a
+  // group above one command's size goes in several). Anything else that
+  // does not check below the write pointer is damage.
+  bool torn = false;
+};
+
+// `index`: the group expected here, or nullopt to take any index (a scan).
+FsResult<GroupRead> read_group(DeviceIo& io, uint64_t lba, uint64_t end, uint64_t sequence,
+                               std::optional<uint64_t> index) {
+  const uint64_t bs = io.block_bytes();
+  GroupRead out;
+  std::vector<uint8_t> block(bs);
+  if (FsStatus ok = io.read(lba, block.data(), 1); !ok) return ok;
+  ByteReader r(block.data(), block.size());
+  uint32_t magic = r.u32();
+  uint32_t payload = r.u32();
+  uint64_t group_sequence = r.u64();
+  out.index = r.u64();
+  if (magic != kGroupMagic || group_sequence != sequence || (index && out.index != *index)) {
+    out.problem = "no group";
+    out.blank = std::all_of(block.begin(), block.end(), [](uint8_t b) { return b == 0; });
+    return out;
+  }
+  uint64_t bytes = Journal::group_bytes(payload, bs);
+  if (payload > Journal::kGroupBytesMax) {
+    out.problem = fmt::format("a group of {} bytes", payload);
+    return out;
+  }
+  if (lba + bytes / bs > end) {
+    out.problem = fmt::format("a group of {} bytes past the write pointer", payload);
+    out.torn = true;
+    return out;
+  }
+  std::vector<uint8_t> group(bytes);
+  if (FsStatus ok = io.read(lba, group.data(), bytes / bs); !ok) return ok;
+  uint64_t crc_at = kGroupHeaderBytes + payload;
+  if (load_u32(group.data() + crc_at) != crc32c(group.data(), crc_at)) {
+    out.problem = "a group whose checksum does not match";
+    return out;
+  }
+  auto records = decode_records(group.data() + kGroupHeaderBytes, payload);
+  if (!records) {
+    out.problem = records.status().message();
+    return out;
+  }
+  out.records = std::move(records).value();
+  out.blocks = bytes / bs;
+  return out;
+}
+
+// After damage at some LBA: the groups of the same header that still check
+// between `from` and the write pointer, block by block (a damaged group's
+// length cannot be trusted). Bounded by the zone's written blocks.
+FsStatus scan_after_damage(DeviceIo& io, uint64_t from, uint64_t end, Recovered& out) {
+  std::optional<uint64_t> last_index;
+  for (uint64_t lba = from; lba < end;) {
+    auto group = read_group(io, lba, end, out.header.sequence, std::nullopt);
+    if (!group) return group.status();
+    bool after = !last_index || group->index > *last_index;
+    if (!group->problem.empty() || !after || group->index < out.groups) {
+      ++lba;
+      continue;
+    }
+    last_index = group->index;
+    ++out.groups_after_damage;
+    for (Record& rec : group->records) out.records_after_damage.push_back(std::move(rec));
+    lba += group->blocks;
+  }
+  return {};
+}
+
 }  // namespace
 
 FsResult<Recovered> Journal::recover(DeviceIo& io) {
@@ -267,6 +345,8 @@ FsResult<Recovered> Journal::recover(DeviceIo& io) {
   };
   for (uint32_t z = 0; z < std::min<uint32_t>(2, io.zone_count()); ++z) {
     auto header = read_header(io, z);
+    // The device failing a read is its error, not damage to the file system.
+    if (!header && header.status().code() == Code::kIoError) return header.status();
     if (!header) why[z] = header.status().message();
     any_header = any_header || header.ok() || header.status().code() != Code::kNotFound;
     consider(z, header);
@@ -292,52 +372,38 @@ FsResult<Recovered> Journal::recover(DeviceIo& io) {
                                 sb.zone_count, sb.zone_size_lbas, sb.zone_capacity_lbas,
                                 io.zone_count(), io.zone_size_lbas(), io.zone_capacity_lbas()));
   }
-  for (uint32_t z = 2; z < sb.meta_zones; ++z) consider(z, read_header(io, z));
+  for (uint32_t z = 2; z < sb.meta_zones; ++z) {
+    auto header = read_header(io, z);
+    if (!header && header.status().code() == Code::kIoError) return header.status();
+    consider(z, header);
+  }
   out.zone = best->first;
   out.header = std::move(best->second);
 
   // The groups after the header, up to the write pointer.
-  const uint64_t bs = io.block_bytes();
   uint64_t lba = io.zone_start(out.zone) + out.header.blocks;
   const uint64_t end = written_end(io, out.zone);
-  std::vector<uint8_t> block(bs);
   while (lba < end) {
-    auto stop = [&](const std::string& what) {
-      out.problems.push_back(
-          fmt::format("journal: {} at LBA {}; {} blocks up to the write "
-                      "pointer are not replayed",
-                      what, lba, end - lba));
-    };
-    if (FsStatus ok = io.read(lba, block.data(), 1); !ok) return ok;
-    ByteReader r(block.data(), block.size());
-    uint32_t magic = r.u32();
-    uint32_t payload = r.u32();
-    uint64_t sequence = r.u64();
-    uint64_t index = r.u64();
-    if (magic != kGroupMagic || sequence != out.header.sequence || index != out.groups) {
-      stop("no group");
+    auto group = read_group(io, lba, end, out.header.sequence, out.groups);
+    if (!group) return group.status();
+    // A zone finished before the journal filled it reads as zeros past its
+    // last group: the end of the journal, not damage.
+    if (group->blank && io.zone(out.zone).state == ZoneState::kFull) break;
+    if (!group->problem.empty()) {
+      const std::string what = fmt::format(
+          "journal: {} at LBA {} of metadata zone {}; {} blocks up to the write "
+          "pointer are not replayed",
+          group->problem, lba, out.zone, end - lba);
+      out.problems.push_back(what);
+      // A torn group is the last thing in the zone; a group that checks
+      // after it says its length was damaged instead.
+      if (FsStatus ok = scan_after_damage(io, lba + 1, end, out); !ok) return ok;
+      if (!group->torn || out.groups_after_damage > 0) out.damage = what;
       break;
     }
-    uint64_t bytes = group_bytes(payload, bs);
-    if (payload > kGroupBytesMax || lba + bytes / bs > end) {
-      stop(fmt::format("a group of {} bytes past the write pointer", payload));
-      break;
-    }
-    std::vector<uint8_t> group(bytes);
-    if (FsStatus ok = io.read(lba, group.data(), bytes / bs); !ok) return ok;
-    uint64_t crc_at = kGroupHeaderBytes + payload;
-    if (load_u32(group.data() + crc_at) != crc32c(group.data(), crc_at)) {
-      stop("a group whose checksum does not match");
-      break;
-    }
-    auto records = decode_records(group.data() + kGroupHeaderBytes, payload);
-    if (!records) {
-      stop(records.status().message());
-      break;
-    }
-    for (Record& rec : *records) out.records.push_back(std::move(rec));
+    for (Record& rec : group->records) out.records.push_back(std::move(rec));
     ++out.groups;
-    lba += bytes / bs;
+    lba += group->blocks;
   }
   out.next_lba = lba;
   out.needs_roll = lba != end || end == io.zone_start(out.zone) + io.zone_capacity_lbas() ||

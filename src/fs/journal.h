@@ -90,6 +90,17 @@ struct Recovered {
   // that are no group (a torn write), or it is full. The journal starts a
   // new metadata zone before it writes again.
   bool needs_roll = false;
+  // Damage, as opposed to a torn tail: a group that lies wholly below the
+  // write pointer and does not check. A device command is atomic and the
+  // journal writes a group at the write pointer, so no crash leaves that;
+  // the records from there on were written and may have been acknowledged.
+  // Empty when the journal is whole.
+  std::string damage;
+  // The groups after the damage that still check (found by scanning the
+  // blocks up to the write pointer), and their records: what replaying
+  // up to the damage drops.
+  uint64_t groups_after_damage = 0;
+  std::vector<Record> records_after_damage;
 };
 
 class Journal {

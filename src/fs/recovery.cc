@@ -4,6 +4,8 @@
 // one cannot take more groups. See zoned_fs.h and docs/fs.md.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "fs/zoned_fs.h"
 
 namespace zonelab::fs {
@@ -24,6 +26,16 @@ FsStatus ZonedFs::recover() {
   auto recovered = Journal::recover(io_);
   if (!recovered) return recovered.status();
   const Recovered& rec = *recovered;
+  if (!rec.damage.empty() && !options_.read_only && !options_.cut_damaged_journal) {
+    // Mounting would drop what the records after the damage hold -- data
+    // that may have been acknowledged -- and write over it.
+    return FsStatus(
+        Code::kCorruption,
+        fmt::format("{} (after it {} groups that check hold {} records); not "
+                    "mounted for writing: zonelab fs fsck says more, fsck --repair "
+                    "cuts the journal there and lists what is lost",
+                    rec.damage, rec.groups_after_damage, rec.records_after_damage.size()));
+  }
   superblock_ = rec.header.superblock;
   policy_ = make_placement_policy(superblock_.policy);
   if (policy_ == nullptr) {
@@ -76,9 +88,12 @@ FsStatus ZonedFs::recover() {
                                                    : d.wp_lba - d.start_lba;
     zones_->load(z, wp, finished);
   }
+  if (!rec.damage.empty()) cut_at_journal_damage(rec);
   if (options_.cut_lost_data) cut_lost_data();
   if (FsStatus ok = check_extents_against_zones(); !ok) return ok;
-  recover_tails();
+  // Past damage the last zone-taken records may be among those lost: a
+  // zone's tail cannot be told to belong to anyone.
+  if (rec.damage.empty()) recover_tails();
   journal_ = std::make_unique<Journal>(io_, superblock_, rec);
   notes_.insert(notes_.begin(), rec.problems.begin(), rec.problems.end());
   if (options_.read_only) return {};
@@ -127,19 +142,22 @@ FsStatus ZonedFs::check_extents_against_zones() {
   return {};
 }
 
-void ZonedFs::cut_lost_data() {
+// A file's first name, for reports ("file 12 (/db/000012.sst)").
+std::string ZonedFs::file_label_locked(FileId id) const {
+  for (const auto& [path, file] : meta_.names()) {
+    if (file == id) return fmt::format("file {} ({})", id, path);
+  }
+  return fmt::format("file {}", id);
+}
+
+void ZonedFs::cut_files(const std::function<bool(const Extent&)>& gone, const std::string& why) {
   const uint64_t bs = io_.block_bytes();
   std::vector<Record> cuts;
   for (const auto& [id, node] : meta_.files()) {
     uint64_t kept = 0;
     bool lost = false;
     for (const Extent& e : node.extents) {
-      bool inside = zones_->is_data_zone(e.zone) && io_.zone_of(e.lba) == e.zone;
-      if (inside) {
-        const DataZone& z = zones_->zone(e.zone);
-        inside = e.lba >= z.start_lba && e.end_lba(bs) <= z.start_lba + z.wp_lbas;
-      }
-      if (!inside) {
+      if (gone(e)) {
         lost = true;
         break;
       }
@@ -152,10 +170,8 @@ void ZonedFs::cut_lost_data() {
     r.size = kept;
     r.mtime_ns = node.mtime_ns;
     cuts.push_back(r);
-    cuts_.push_back(
-        fmt::format("file {}: its data past byte {} of {} is not on the device; cut "
-                    "to {} bytes",
-                    id, kept, node.size, kept));
+    cuts_.push_back(fmt::format("{}: its data past byte {} of {} {}; cut to {} bytes",
+                                file_label_locked(id), kept, node.size, why, kept));
   }
   // Applied before any zone counts live blocks: the space a cut frees was
   // never counted.
@@ -164,6 +180,82 @@ void ZonedFs::cut_lost_data() {
     ZL_ASSERT(ok.is_ok());
     const FileNode* node = meta_.file(r.id);
     if (!options_.read_only && node != nullptr && node->nlink != 0) {
+      ++applied_seq_;
+      encode_record(r, pending_);
+    }
+  }
+}
+
+void ZonedFs::cut_lost_data() {
+  const uint64_t bs = io_.block_bytes();
+  cut_files(
+      [&](const Extent& e) {
+        if (!zones_->is_data_zone(e.zone) || io_.zone_of(e.lba) != e.zone) return true;
+        const DataZone& z = zones_->zone(e.zone);
+        return e.lba < z.start_lba || e.end_lba(bs) > z.start_lba + z.wp_lbas;
+      },
+      "is not on the device");
+}
+
+void ZonedFs::cut_at_journal_damage(const Recovered& rec) {
+  const uint64_t bs = io_.block_bytes();
+  // What the later records would have made of the metadata (without the
+  // damaged group's records, some do not apply: counted, not guessed).
+  Metadata later = meta_;
+  uint64_t unapplied = 0;
+  // A zone a lost record says was taken at an LBA below the end of an
+  // extent the journal still holds there was reset and written again
+  // since: that extent's blocks hold other data now.
+  std::map<uint32_t, uint64_t> retaken;  // zone -> lowest LBA taken at
+  for (const Record& r : rec.records_after_damage) {
+    if (!later.apply(r, bs)) ++unapplied;
+    if (r.type == RecordType::kZoneTaken) {
+      auto [it, fresh] = retaken.emplace(r.zone, r.lba);
+      if (!fresh) it->second = std::min(it->second, r.lba);
+    }
+  }
+  cuts_.push_back(
+      fmt::format("journal: cut at its damage; {} later groups ({} records, {} of "
+                  "which do not apply without the damaged group) are lost; what "
+                  "the damaged group itself held is not known",
+                  rec.groups_after_damage, rec.records_after_damage.size(), unapplied));
+  for (const auto& [path, id] : later.names()) {
+    const FileNode* now = meta_.lookup(path);
+    const FileNode* then = later.file(id);
+    if (now == nullptr) {
+      cuts_.push_back(fmt::format("{}: made by the lost records ({} bytes); gone", path,
+                                  then == nullptr ? 0 : then->size));
+    } else if (then != nullptr && (now->id != id || now->size != then->size)) {
+      cuts_.push_back(
+          fmt::format("{}: {} bytes by the lost records, {} kept", path, then->size, now->size));
+    }
+  }
+  for (const auto& [path, id] : meta_.names()) {
+    if (later.lookup(path) == nullptr) {
+      cuts_.push_back(fmt::format("{}: removed by the lost records; still there", path));
+    }
+  }
+  cut_files(
+      [&](const Extent& e) {
+        auto it = retaken.find(e.zone);
+        return it != retaken.end() && e.end_lba(bs) > it->second;
+      },
+      "lies in a zone the lost records show reset and written again");
+  // Which writer last took each zone was in the records lost: no zone's
+  // tail is anybody's any more.
+  std::vector<uint32_t> owned;
+  for (const auto& [zone, owner] : meta_.owners()) {
+    if (owner.id != 0) owned.push_back(zone);
+  }
+  for (uint32_t zone : owned) {
+    Record r;
+    r.type = RecordType::kZoneTaken;
+    r.zone = zone;
+    r.id = 0;
+    r.lba = meta_.owners().at(zone).lba;
+    FsStatus ok = meta_.apply(r, bs);
+    ZL_ASSERT(ok.is_ok());
+    if (!options_.read_only) {
       ++applied_seq_;
       encode_record(r, pending_);
     }
@@ -185,7 +277,13 @@ void ZonedFs::recover_tails() {
     for (const Extent& e : node->extents) {
       if (e.zone == zone && e.lba >= owner.lba) from = std::max(from, e.end_lba(bs));
     }
-    if (from >= wp) continue;
+    // The last block written may be a sync's padding whose record never
+    // came: only the blocks before it are certainly the file's bytes (a
+    // padded write is the last before a commit, so nothing else in the
+    // tail is padded). Unsynced data may be lost; bytes never given may
+    // not be gained.
+    const uint64_t end = wp - 1;
+    if (from >= end) continue;
     // The blocks must be nobody's: the writer held the zone from owner.lba
     // on, so no other file can have recorded an extent there.
     bool claimed = false;
@@ -197,28 +295,28 @@ void ZonedFs::recover_tails() {
     // Files whose extents overlap (a journal no writer of this code makes,
     // but one that checks) already count some blocks twice: the zone
     // cannot hold more.
-    claimed = claimed || z.live_blocks + (wp - from) > z.wp_lbas;
+    claimed = claimed || z.live_blocks + (end - from) > z.wp_lbas;
     if (claimed) {
       notes_.push_back(
           fmt::format("zone {}: blocks {}..{} past file {}'s last record hold "
                       "another file's extent; not given to it",
-                      zone, from, wp, owner.id));
+                      zone, from, end, owner.id));
       continue;
     }
     Record r;
     r.type = RecordType::kExtentAdded;
     r.id = owner.id;
-    r.extent = Extent{zone, from, (wp - from) * bs};
+    r.extent = Extent{zone, from, (end - from) * bs};
     if (FsStatus ok = apply_locked(r, !options_.read_only); !ok) {
       notes_.push_back(
           fmt::format("zone {}: file {}'s tail not recovered: {}", zone, owner.id, ok.message()));
       continue;
     }
-    counters_.recovered_tail_bytes += (wp - from) * bs;
+    counters_.recovered_tail_bytes += (end - from) * bs;
     notes_.push_back(
         fmt::format("file {}: {} blocks written past its last journal record "
                     "recovered from zone {}'s write pointer",
-                    owner.id, wp - from, zone));
+                    owner.id, end - from, zone));
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,12 @@ struct MountOptions {
   // journaled on a writable mount -- instead of the mount being refused;
   // fsck reports each cut as damage, or as a repair.
   bool cut_lost_data = false;
+  // fsck --repair's mount: a damaged journal (a group below the write
+  // pointer that does not check; journal.h) is cut there -- the records
+  // after it are lost, each file and name they changed reported among the
+  // cuts -- instead of the mount being refused. No tails are given back
+  // then: which writer held a zone was in the records lost.
+  bool cut_damaged_journal = false;
 };
 FsStatus check_mount_options(const MountOptions& options);
 
@@ -228,7 +235,12 @@ class ZonedFs {
   // Checks every invariant (fsck.cc); with `repair`, mends what it can.
   struct FsckReport {
     std::vector<std::string> problems;  // damage found, one line each
-    std::vector<std::string> repairs;   // what was mended
+    std::vector<std::string> repairs;   // what was mended, nothing lost
+    // What a repair gave up to make the file system consistent: data or
+    // names the journal held that are gone now (a file cut to the data its
+    // zones hold, records after a damaged journal group). A repair with
+    // losses is not a clean outcome: programs may not open their files.
+    std::vector<std::string> losses;
     uint64_t files = 0;
     uint64_t extents = 0;
     uint64_t journal_groups = 0;
@@ -249,6 +261,16 @@ class ZonedFs {
   // With MountOptions::cut_lost_data: files cut to the data their zones
   // hold; under mutex_, before the zones count live blocks.
   void cut_lost_data();
+  // After journal damage (read-only, or MountOptions::cut_damaged_journal):
+  // what the records after it would have changed, into cuts_; files whose
+  // extents lie in zones those records show rewritten are cut; no zone
+  // keeps an owner whose tail recovery could give. Under mutex_, after the
+  // replay, before the zones count live blocks.
+  void cut_at_journal_damage(const Recovered& rec);
+  // Cuts each file before its first extent `gone` names (kSizeSet records,
+  // journaled on a writable mount), each cut into cuts_ with `why`.
+  void cut_files(const std::function<bool(const Extent&)>& gone, const std::string& why);
+  std::string file_label_locked(FileId id) const;
 
   // Applies a record to the metadata and the zones, and queues it for the
   // journal unless `journal` is false (a file with no name left: gone after a
