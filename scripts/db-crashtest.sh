@@ -62,9 +62,9 @@ image="$work/dev.img"
 
 # fsck.sh: `zonelab fs fsck` on the image, its report appended to fsck.log.
 # Not damage: a backup's private directory (its tables are in shared/) and
-# the half-made copies a killed checkpoint or restore leaves. Any other
+# the half-made copies a killed backup, checkpoint or restore leaves. Any other
 # problem, or a failure that names none, is.
-known_re='^problem: database [^ ]*/\.(backup[0-9]+/private/[0-9]+|restore[0-9]+|checkpoint[0-9]+\.tmp): RocksDB does not open it'
+known_re='^problem: database [^ ]*/\.(backup[0-9]+/private/[0-9]+(\.tmp)?|restore[0-9]+|checkpoint[0-9]+\.tmp): RocksDB does not open it'
 cat >"$work/fsck.sh" <<EOF
 #!/usr/bin/env bash
 set -euo pipefail

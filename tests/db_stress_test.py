@@ -49,10 +49,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD_SCRIPT = os.path.join(os.path.dirname(HERE), "scripts", "build-db-stress.sh")
 # fsck problems that are not damage: a backup's private directory, and (after
-# a kill) the half-made copy a checkpoint or restore was writing.
+# a kill) the half-made copy a backup, checkpoint or restore was writing.
 SCRATCH_CLEAN = re.compile(r"^database \S*/\.backup\d+/private/\d+: RocksDB does not open it")
-SCRATCH_KILLED = re.compile(r"^database \S*/\.(backup\d+/private/\d+|restore\d+|checkpoint\d+\.tmp):"
-                            r" RocksDB does not open it")
+SCRATCH_KILLED = re.compile(r"^database \S*/\.(backup\d+/private/\d+(\.tmp)?|restore\d+|"
+                            r"checkpoint\d+\.tmp): RocksDB does not open it")
 DB = "/dbstress"
 # Small memtables and tables, so that flushes and compactions run all the time;
 # the database lives on from one process to the next (db_stress destroys it
