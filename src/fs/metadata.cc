@@ -438,6 +438,7 @@ FsStatus Metadata::apply(const Record& r, uint64_t block_bytes, SpaceChanges* ch
 }
 
 FsStatus Metadata::apply_renamed(const Record& r, uint64_t block_bytes, SpaceChanges& out) {
+  if (dirs_.count(r.path) != 0) return apply_dir_renamed(r);
   auto from = names_.find(r.path);
   if (from == names_.end()) return FsStatus(Code::kNotFound, fmt::format("no file {}", r.path));
   if (FsStatus ok = check_path(r.path2); !ok) return ok;
@@ -462,6 +463,85 @@ FsStatus Metadata::apply_renamed(const Record& r, uint64_t block_bytes, SpaceCha
     drop_if_dead(replaced, out, block_bytes);
   } else {
     names_.emplace(r.path2, id);
+  }
+  return {};
+}
+
+namespace {
+
+// Does `path` lie below directory `dir` (not at it)?
+bool is_below(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path[dir.size()] == '/' &&
+         path.compare(0, dir.size(), dir) == 0;
+}
+
+}  // namespace
+
+// A directory takes its new name with everything below it in one record,
+// so a crash leaves the whole tree at one name or the other (what RocksDB's
+// checkpoint counts on when it renames "dir.tmp" to "dir"). As rename(2):
+// an empty directory at the new name is replaced; a file there, a directory
+// that holds anything, or a new name inside the directory itself is refused.
+FsStatus Metadata::apply_dir_renamed(const Record& r) {
+  const std::string& from = r.path;
+  const std::string& to = r.path2;
+  if (from == "/") return FsStatus(Code::kInvalid, "/ cannot be renamed");
+  if (FsStatus ok = check_path(to); !ok) return ok;
+  if (to == from) return {};
+  if (is_below(to, from)) {
+    return FsStatus(Code::kInvalid, fmt::format("{} cannot move into itself ({})", from, to));
+  }
+  if (names_.count(to) != 0) {
+    return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", to));
+  }
+  const std::string parent = parent_of(to);
+  if (dirs_.count(parent) == 0) {
+    if (names_.count(parent) != 0) {
+      return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", parent));
+    }
+    return FsStatus(Code::kNotFound, fmt::format("no directory {}", parent));
+  }
+  const bool replaces = dirs_.count(to) != 0;
+  if (replaces && has_children(to)) {
+    return FsStatus(Code::kNotEmpty, fmt::format("{} is not empty", to));
+  }
+  // Paths below keep their tails: the longest one must still fit.
+  const std::string prefix = from + "/";
+  uint64_t longest = from.size();
+  for (auto it = dirs_.lower_bound(prefix); it != dirs_.end() && it->rfind(prefix, 0) == 0; ++it) {
+    longest = std::max<uint64_t>(longest, it->size());
+  }
+  for (auto it = names_.lower_bound(prefix); it != names_.end() && it->first.rfind(prefix, 0) == 0;
+       ++it) {
+    longest = std::max<uint64_t>(longest, it->first.size());
+  }
+  if (longest - from.size() + to.size() > kPathBytesMax) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("{} as {} would make a path of {} bytes, longer than {}", from, to,
+                                longest - from.size() + to.size(), kPathBytesMax));
+  }
+  if (replaces) dirs_.erase(to);
+  // Taken out first, put back under the new name: no entry lies below `to`
+  // (it was missing or empty), so none collides.
+  std::vector<decltype(dirs_)::node_type> dirs;
+  dirs.push_back(dirs_.extract(from));
+  for (auto it = dirs_.lower_bound(prefix); it != dirs_.end() && it->rfind(prefix, 0) == 0;) {
+    dirs.push_back(dirs_.extract(it++));
+  }
+  std::vector<decltype(names_)::node_type> names;
+  for (auto it = names_.lower_bound(prefix);
+       it != names_.end() && it->first.rfind(prefix, 0) == 0;) {
+    names.push_back(names_.extract(it++));
+  }
+  for (auto& node : dirs) {
+    node.value() = to + node.value().substr(from.size());
+    const bool inserted = dirs_.insert(std::move(node)).inserted;
+    ZL_ASSERT(inserted);
+  }
+  for (auto& node : names) {
+    node.key() = to + node.key().substr(from.size());
+    const bool inserted = names_.insert(std::move(node)).inserted;
+    ZL_ASSERT(inserted);
   }
   return {};
 }

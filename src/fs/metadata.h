@@ -91,7 +91,8 @@ enum class RecordType : uint8_t {
   kFileCreated = 1,   // id, lifetime, io_class, mtime
   kNameLinked = 2,    // id, path: a new name for a file
   kNameUnlinked = 3,  // path: a name goes; the file goes with its last name
-  kRenamed = 4,       // path -> path2, replacing a file at path2
+  kRenamed = 4,       // path -> path2: a file (replacing a file at path2), or a
+                      // directory with all under it (replacing an empty one)
   kExtentAdded = 5,   // id, extent: appended (merged with a contiguous last extent)
   kSizeSet = 6,       // id, size, mtime: the file cut to `size` (never grown)
   kDirMade = 7,       // path
@@ -187,6 +188,7 @@ class Metadata {
   FsStatus apply_extent_moved(const Record& r, uint64_t block_bytes, SpaceChanges& out);
   FsStatus apply_size_set(const Record& r, uint64_t block_bytes, SpaceChanges& out);
   FsStatus apply_renamed(const Record& r, uint64_t block_bytes, SpaceChanges& out);
+  FsStatus apply_dir_renamed(const Record& r);
   // A file with no names and no holds is removed.
   void drop_if_dead(FileId id, SpaceChanges& changes, uint64_t block_bytes);
 

@@ -214,6 +214,107 @@ TEST(FsMetadata, RenameReplacesTheTargetAndFreesIt) {
   EXPECT_EQ(m.apply(path_record(RecordType::kRenamed, "/none", "/x"), kBs).code(), Code::kNotFound);
 }
 
+// A tree: /ckpt.tmp/{000012.sst, CURRENT, sub/deep}, and /ckpt.tmpx/other,
+// whose name starts like the directory's but lies outside it.
+Metadata checkpoint_tree() {
+  Metadata m;
+  for (const char* dir : {"/ckpt.tmp", "/ckpt.tmp/sub", "/ckpt.tmpx", "/empty", "/full"}) {
+    EXPECT_TRUE(m.apply(path_record(RecordType::kDirMade, dir), kBs).is_ok()) << dir;
+  }
+  FileId id = 1;
+  for (const char* name : {"/ckpt.tmp/000012.sst", "/ckpt.tmp/CURRENT", "/ckpt.tmp/sub/deep",
+                           "/ckpt.tmpx/other", "/full/x"}) {
+    EXPECT_TRUE(m.apply(created(id), kBs).is_ok());
+    EXPECT_TRUE(m.apply(linked(id, name), kBs).is_ok()) << name;
+    ++id;
+  }
+  return m;
+}
+
+TEST(FsMetadata, ADirectoryRenameMovesEverythingBelowIt) {
+  Metadata m = checkpoint_tree();
+  SpaceChanges ch;
+  ASSERT_TRUE(m.apply(path_record(RecordType::kRenamed, "/ckpt.tmp", "/ckpt"), kBs, &ch).is_ok());
+  EXPECT_TRUE(ch.freed.empty());
+  EXPECT_FALSE(m.is_dir("/ckpt.tmp"));
+  EXPECT_FALSE(m.is_dir("/ckpt.tmp/sub"));
+  EXPECT_TRUE(m.is_dir("/ckpt"));
+  EXPECT_TRUE(m.is_dir("/ckpt/sub"));
+  EXPECT_EQ(m.lookup("/ckpt/000012.sst")->id, 1u);
+  EXPECT_EQ(m.lookup("/ckpt/CURRENT")->id, 2u);
+  EXPECT_EQ(m.lookup("/ckpt/sub/deep")->id, 3u);
+  EXPECT_EQ(m.lookup("/ckpt.tmpx/other")->id, 4u);  // a neighbour, not below it
+  EXPECT_EQ(m.children("/ckpt"), (std::vector<std::string>{"000012.sst", "CURRENT", "sub"}));
+  EXPECT_EQ(m.children("/"), (std::vector<std::string>{"ckpt", "ckpt.tmpx", "empty", "full"}));
+  EXPECT_EQ(m.names().size(), 5u);
+  EXPECT_EQ(m.file(1)->nlink, 1u);
+  // Deeper, and back: the tree is where it started.
+  ASSERT_TRUE(m.apply(path_record(RecordType::kRenamed, "/ckpt", "/ckpt.tmpx/in"), kBs).is_ok());
+  EXPECT_EQ(m.lookup("/ckpt.tmpx/in/sub/deep")->id, 3u);
+  ASSERT_TRUE(
+      m.apply(path_record(RecordType::kRenamed, "/ckpt.tmpx/in", "/ckpt.tmp"), kBs).is_ok());
+  Metadata fresh = checkpoint_tree();
+  EXPECT_EQ(m.dirs(), fresh.dirs());
+  EXPECT_EQ(m.names(), fresh.names());
+  // The same name: nothing happens.
+  ASSERT_TRUE(m.apply(path_record(RecordType::kRenamed, "/ckpt.tmp", "/ckpt.tmp"), kBs).is_ok());
+  EXPECT_EQ(m.names(), fresh.names());
+}
+
+TEST(FsMetadata, ADirectoryRenameReplacesOnlyAnEmptyDirectory) {
+  Metadata m = checkpoint_tree();
+  ASSERT_TRUE(m.apply(path_record(RecordType::kRenamed, "/ckpt.tmp", "/empty"), kBs).is_ok());
+  EXPECT_EQ(m.lookup("/empty/CURRENT")->id, 2u);
+  EXPECT_TRUE(m.is_dir("/empty/sub"));
+  EXPECT_FALSE(m.is_dir("/ckpt.tmp"));
+}
+
+TEST(FsMetadata, ADirectoryRenameIsRefusedAsRename2RefusesIt) {
+  const Metadata before = checkpoint_tree();
+  auto refused = [&](const std::string& from, const std::string& to) {
+    Metadata m = checkpoint_tree();
+    Code code = m.apply(path_record(RecordType::kRenamed, from, to), kBs).code();
+    EXPECT_EQ(m.dirs(), before.dirs()) << from << " -> " << to;  // nothing changed
+    EXPECT_EQ(m.names(), before.names()) << from << " -> " << to;
+    return code;
+  };
+  EXPECT_EQ(refused("/ckpt.tmp", "/full"), Code::kNotEmpty);
+  EXPECT_EQ(refused("/ckpt.tmp", "/"), Code::kNotEmpty);
+  EXPECT_EQ(refused("/ckpt.tmp/sub", "/ckpt.tmp"), Code::kNotEmpty);  // onto its own parent
+  EXPECT_EQ(refused("/ckpt.tmp", "/full/x"), Code::kNotDirectory);    // onto a file
+  EXPECT_EQ(refused("/ckpt.tmp", "/full/x/y"), Code::kNotDirectory);  // below a file
+  EXPECT_EQ(refused("/ckpt.tmp", "/ckpt.tmp/sub/in"), Code::kInvalid);
+  EXPECT_EQ(refused("/ckpt.tmp", "/ckpt.tmp/in"), Code::kInvalid);
+  EXPECT_EQ(refused("/", "/root"), Code::kInvalid);
+  EXPECT_EQ(refused("/ckpt.tmp", "/none/ckpt"), Code::kNotFound);
+  EXPECT_EQ(refused("/ckpt.tmp", "/bad//path"), Code::kInvalid);
+  EXPECT_EQ(refused("/ckpt.tmpx/other", "/empty"), Code::kIsDirectory);  // a file onto a dir
+  // Every path below must stay within the limit: "/ckpt.tmp/000012.sst" is
+  // the longest, 11 bytes past "/ckpt.tmp".
+  Metadata m = checkpoint_tree();
+  std::string parent;
+  for (int i = 0; i < 3; ++i) {
+    parent += "/" + std::string(kNameBytesMax, 'b');
+    ASSERT_TRUE(m.apply(path_record(RecordType::kDirMade, parent), kBs).is_ok());
+  }
+  const std::string fits = parent + "/" + std::string(kPathBytesMax - 11 - parent.size() - 1, 'c');
+  EXPECT_EQ(m.apply(path_record(RecordType::kRenamed, "/ckpt.tmp", fits + "c"), kBs).code(),
+            Code::kInvalid);
+  EXPECT_TRUE(m.is_dir("/ckpt.tmp"));
+  ASSERT_TRUE(m.apply(path_record(RecordType::kRenamed, "/ckpt.tmp", fits), kBs).is_ok());
+  ASSERT_NE(m.lookup(fits + "/000012.sst"), nullptr);
+  EXPECT_EQ((fits + "/000012.sst").size(), kPathBytesMax);
+}
+
+TEST(FsMetadata, ASnapshotAfterADirectoryRenameRebuildsIt) {
+  Metadata m = checkpoint_tree();
+  ASSERT_TRUE(m.apply(path_record(RecordType::kRenamed, "/ckpt.tmp", "/ckpt"), kBs).is_ok());
+  Metadata copy;
+  for (const Record& r : m.snapshot()) ASSERT_TRUE(copy.apply(r, kBs).is_ok());
+  EXPECT_EQ(copy.dirs(), m.dirs());
+  EXPECT_EQ(copy.names(), m.names());
+}
+
 TEST(FsMetadata, SizeSetCutsExtentsAndFreesTheBlocksBeyond) {
   Metadata m;
   ASSERT_TRUE(m.apply(created(1), kBs).is_ok());

@@ -656,10 +656,8 @@ FsStatus ZonedFs::rename(const std::string& from, const std::string& to) {
   {
     std::lock_guard lock(mutex_);
     if (FsStatus ok = check_writable(); !ok) return ok;
-    if (meta_.is_dir(from)) {
-      return FsStatus(Code::kInvalid,
-                      fmt::format("{} is a directory (directories are not renamed)", from));
-    }
+    // A file, or a directory with everything below it: one record either
+    // way (Metadata::apply_renamed says what is refused), durable below.
     Record r;
     r.type = RecordType::kRenamed;
     r.path = from;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "fs/fs_test_util.h"
@@ -127,6 +128,131 @@ TEST(ZonedFs, EverythingSurvivesAnUnmount) {
   EXPECT_EQ(m.fs->stat("/a/two")->nlink, 2u);
   EXPECT_TRUE(m.fs->recovery_notes().empty());
   EXPECT_TRUE(m.fs->fsck(false).clean());
+}
+
+// What RocksDB's checkpoint builds before it renames it into place.
+struct CheckpointTree {
+  std::map<std::string, std::vector<uint8_t>> files;  // below the directory
+  void make(ZonedFs& fs, const std::string& dir) {
+    ASSERT_TRUE(fs.create_dir(dir + "/sub", true).is_ok());
+    files["/000012.sst"] = pattern_bytes(41, 300000);  // more than a zone
+    files["/CURRENT"] = pattern_bytes(42, 16);
+    files["/sub/deep"] = pattern_bytes(43, 5000);
+    for (const auto& [name, data] : files) write_file(fs, dir + name, data);
+  }
+  // Every file there with its bytes, and nothing else.
+  void expect_at(ZonedFs& fs, const std::string& dir, const std::string& where) const {
+    auto top = fs.list(dir);
+    ASSERT_TRUE(top.ok()) << where << ": " << dir << ": " << top.status().message();
+    EXPECT_EQ(*top, (std::vector<std::string>{"000012.sst", "CURRENT", "sub"})) << where;
+    for (const auto& [name, data] : files) {
+      EXPECT_EQ(read_file(fs, dir + name), data) << where << ": " << dir + name;
+    }
+  }
+};
+
+TEST(ZonedFs, ADirectoryIsRenamedWithEverythingBelowIt) {
+  TestImage image;
+  CheckpointTree tree;
+  std::vector<uint8_t> more = pattern_bytes(44, 9000);
+  {
+    Mounted m = fresh(image);
+    tree.make(*m.fs, "/ckpt.tmp");
+    ASSERT_TRUE(m.fs->create_dir("/ckpt.tmpx", false).is_ok());  // a neighbour by name
+    // Open files are files, not names: a reader and a writer go on.
+    auto reader = m.fs->open_read("/ckpt.tmp/CURRENT");
+    ASSERT_TRUE(reader.ok());
+    auto writer = m.fs->open_write("/ckpt.tmp/sub/log", {});
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->append(more.data(), 4000).is_ok());
+    ASSERT_TRUE(m.fs->rename("/ckpt.tmp", "/ckpt").is_ok());
+    ASSERT_TRUE((*writer)->append(more.data() + 4000, more.size() - 4000).is_ok());
+    ASSERT_TRUE((*writer)->close().is_ok());
+    std::vector<uint8_t> current(16);
+    EXPECT_EQ(*(*reader)->read(0, 16, current.data()), 16u);
+    EXPECT_EQ(current, tree.files["/CURRENT"]);
+    reader->reset();
+    EXPECT_FALSE(m.fs->exists("/ckpt.tmp"));
+    EXPECT_TRUE(m.fs->exists("/ckpt.tmpx"));
+    EXPECT_EQ(read_file(*m.fs, "/ckpt/sub/log"), more);
+    ASSERT_TRUE(m.fs->remove("/ckpt/sub/log").is_ok());
+    tree.expect_at(*m.fs, "/ckpt", "before unmount");
+    auto report = m.fs->fsck(false);
+    EXPECT_TRUE(report.clean()) << report.problems[0];
+  }
+  Mounted m = mount(image);
+  ASSERT_NE(m.fs, nullptr);
+  tree.expect_at(*m.fs, "/ckpt", "after a mount");
+  EXPECT_FALSE(m.fs->exists("/ckpt.tmp"));
+  auto report = m.fs->fsck(false);
+  EXPECT_TRUE(report.clean()) << report.problems[0];
+  // Onto an empty directory, as rename(2): it is replaced.
+  ASSERT_TRUE(m.fs->create_dir("/empty", false).is_ok());
+  ASSERT_TRUE(m.fs->rename("/ckpt", "/empty").is_ok());
+  tree.expect_at(*m.fs, "/empty", "onto an empty directory");
+}
+
+TEST(ZonedFs, ADirectoryRenameIsRefusedWhereRename2RefusesIt) {
+  TestImage image;
+  Mounted m = fresh(image);
+  CheckpointTree tree;
+  tree.make(*m.fs, "/a");
+  ASSERT_TRUE(m.fs->create_dir("/full", false).is_ok());
+  write_file(*m.fs, "/full/f", pattern_bytes(1, 10));
+  write_file(*m.fs, "/file", pattern_bytes(2, 10));
+  EXPECT_EQ(m.fs->rename("/a", "/full").code(), Code::kNotEmpty);
+  EXPECT_EQ(m.fs->rename("/a", "/file").code(), Code::kNotDirectory);
+  EXPECT_EQ(m.fs->rename("/a", "/a/sub/a").code(), Code::kInvalid);
+  EXPECT_EQ(m.fs->rename("/a", "/").code(), Code::kNotEmpty);
+  EXPECT_EQ(m.fs->rename("/", "/b").code(), Code::kInvalid);
+  EXPECT_EQ(m.fs->rename("/a", "/none/a").code(), Code::kNotFound);
+  EXPECT_EQ(m.fs->rename("/file", "/full").code(), Code::kIsDirectory);
+  tree.expect_at(*m.fs, "/a", "after the refusals");
+  EXPECT_TRUE(m.fs->fsck(false).clean());
+}
+
+TEST(ZonedFs, ADirectoryRenameIsAtomicAtEveryPowerCut) {
+  // The rename's journal group, the reset it may bring, the file written
+  // after it: a cut after each command in turn leaves the whole tree at one
+  // name or the other -- and at the new one once the rename returned.
+  CheckpointTree tree;
+  bool finished = false;
+  for (uint64_t cut = 0; cut < 64 && !finished; ++cut) {
+    const std::string where = "cut " + std::to_string(cut);
+    TestImage image(fs_test_config(), "-cut" + std::to_string(cut));
+    bool renamed = false;
+    {
+      Mounted m = fresh(image);
+      ASSERT_NE(m.fs, nullptr);
+      tree.make(*m.fs, "/ckpt.tmp");
+      ASSERT_TRUE(m.fs->sync_metadata().is_ok());
+      m.stack->power_cut_after(cut);
+      renamed = m.fs->rename("/ckpt.tmp", "/ckpt").is_ok();
+      if (renamed) {
+        auto after = m.fs->open_write("/after", {});
+        if (after.ok()) {
+          std::vector<uint8_t> data = pattern_bytes(45, 20000);
+          (void)(*after)->append(data.data(), data.size());
+          (void)(*after)->close();
+        }
+      }
+      finished = !m.stack->powered_off();
+      if (!finished) {
+        EXPECT_TRUE(m.fs->exists("/ckpt") || m.fs->exists("/ckpt.tmp")) << where;
+      }
+    }
+    Mounted m = mount(image);
+    ASSERT_NE(m.fs, nullptr) << where;
+    auto report = m.fs->fsck(false);
+    EXPECT_TRUE(report.clean()) << where << ": " << report.problems[0];
+    const bool at_new = m.fs->exists("/ckpt");
+    EXPECT_NE(at_new, m.fs->exists("/ckpt.tmp")) << where << ": the tree is at one name";
+    if (renamed) {
+      EXPECT_TRUE(at_new) << where << ": the rename returned";
+    }
+    tree.expect_at(*m.fs, at_new ? "/ckpt" : "/ckpt.tmp", where);
+  }
+  EXPECT_TRUE(finished) << "the workload never ran to its end";
 }
 
 TEST(ZonedFs, APowerCutKeepsWhatWasSyncedAndNothingSurprising) {
