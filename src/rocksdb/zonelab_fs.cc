@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace zonelab::rocksdb_plugin {
@@ -85,9 +86,9 @@ bool is_info_log(const std::string& path) {
 
 class WritableFile final : public rdb::FSWritableFile {
  public:
-  WritableFile(std::shared_ptr<Session> session, std::string path,
+  WritableFile(std::shared_ptr<fs::ZonedFs> fs, std::string path,
                std::unique_ptr<fs::WritableFile> file)
-      : session_(std::move(session)),
+      : fs_(std::move(fs)),
         path_(std::move(path)),
         file_(std::move(file)),
         info_log_(is_info_log(path_)) {}
@@ -128,7 +129,7 @@ class WritableFile final : public rdb::FSWritableFile {
   }
   bool IsSyncThreadSafe() const override { return false; }
   uint64_t GetFileSize(const IOOptions&, IODebugContext*) override { return file_->size(); }
-  size_t GetRequiredBufferAlignment() const override { return session_->fs().block_bytes(); }
+  size_t GetRequiredBufferAlignment() const override { return fs_->block_bytes(); }
 
  private:
   // The info log's writes never fail: what the file system cannot take
@@ -149,7 +150,7 @@ class WritableFile final : public rdb::FSWritableFile {
                      io_class_of(path_, GetIOPriority(), GetWriteLifeTimeHint()));
   }
 
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<fs::ZonedFs> fs_;  // outlives file_
   std::string path_;
   std::unique_ptr<fs::WritableFile> file_;
   bool info_log_;
@@ -158,8 +159,8 @@ class WritableFile final : public rdb::FSWritableFile {
 
 class SequentialFile final : public rdb::FSSequentialFile {
  public:
-  SequentialFile(std::shared_ptr<Session> session, std::unique_ptr<fs::ReadableFile> file)
-      : session_(std::move(session)), file_(std::move(file)) {}
+  SequentialFile(std::shared_ptr<fs::ZonedFs> fs, std::unique_ptr<fs::ReadableFile> file)
+      : fs_(std::move(fs)), file_(std::move(file)) {}
 
   IOStatus Read(size_t n, const IOOptions&, Slice* result, char* scratch,
                 IODebugContext*) override {
@@ -178,14 +179,14 @@ class SequentialFile final : public rdb::FSSequentialFile {
   IOStatus Skip(uint64_t n) override { return to_io_status(file_->skip(n)); }
 
  private:
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<fs::ZonedFs> fs_;  // outlives file_
   std::unique_ptr<fs::ReadableFile> file_;
 };
 
 class RandomAccessFile final : public rdb::FSRandomAccessFile {
  public:
-  RandomAccessFile(std::shared_ptr<Session> session, std::unique_ptr<fs::ReadableFile> file)
-      : session_(std::move(session)), file_(std::move(file)) {}
+  RandomAccessFile(std::shared_ptr<fs::ZonedFs> fs, std::unique_ptr<fs::ReadableFile> file)
+      : fs_(std::move(fs)), file_(std::move(file)) {}
 
   IOStatus Read(uint64_t offset, size_t n, const IOOptions&, Slice* result, char* scratch,
                 IODebugContext*) const override {
@@ -197,22 +198,24 @@ class RandomAccessFile final : public rdb::FSRandomAccessFile {
   IOStatus Prefetch(uint64_t, size_t, const IOOptions&, IODebugContext*) override {
     return IOStatus::OK();  // no cache to fill
   }
-  size_t GetRequiredBufferAlignment() const override { return session_->fs().block_bytes(); }
+  size_t GetRequiredBufferAlignment() const override { return fs_->block_bytes(); }
 
  private:
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<fs::ZonedFs> fs_;  // outlives file_
   std::unique_ptr<fs::ReadableFile> file_;
 };
 
 class Directory final : public rdb::FSDirectory {
  public:
-  explicit Directory(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  explicit Directory(std::shared_ptr<fs::ZonedFs> fs) : fs_(std::move(fs)) {}
   IOStatus Fsync(const IOOptions&, IODebugContext*) override {
-    return to_io_status(session_->fs().sync_metadata());
+    return to_io_status(fs_->sync_metadata());
   }
+  // Nothing is held open (a POSIX directory closes its descriptor).
+  IOStatus Close(const IOOptions&, IODebugContext*) override { return IOStatus::OK(); }
 
  private:
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<fs::ZonedFs> fs_;
 };
 
 class Lock final : public rdb::FileLock {
@@ -221,38 +224,76 @@ class Lock final : public rdb::FileLock {
   std::string path;
 };
 
+// A directory that is missing or no directory, listed: NotFound, as
+// FileSystem::GetChildren documents and PosixFileSystem answers (RocksDB
+// tells a missing directory from a failing one by IsNotFound()).
+IOStatus listing_status(const fs::FsStatus& status) {
+  switch (status.code()) {
+    case fs::Code::kNotFound:
+    case fs::Code::kNotDirectory:
+    case fs::Code::kInvalid:
+      return IOStatus::NotFound(status.message());
+    default:
+      return to_io_status(status);
+  }
+}
+
 }  // namespace
 
+std::shared_ptr<fs::ZonedFs> unowned(fs::ZonedFs& fs) {
+  return std::shared_ptr<fs::ZonedFs>(&fs, [](fs::ZonedFs*) {});
+}
+
+ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<fs::ZonedFs> fs, std::string id)
+    : fs_(std::move(fs)), id_(std::move(id)) {
+  ZL_ASSERT(fs_ != nullptr);
+}
+
+// The aliasing constructor: a pointer to the session's file system that
+// owns the session, so files keep the whole session (device thread, image
+// lock, statistics) alive, not just the file system inside it.
 ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri)
-    : session_(std::move(session)), uri_(std::move(uri)) {}
+    : fs_(session, &session->fs()), session_(std::move(session)), id_(std::move(uri)) {}
+
+Session& ZonelabFileSystem::session() {
+  ZL_ASSERT(session_ != nullptr);
+  return *session_;
+}
+
+std::unique_ptr<rdb::Env> make_env(std::shared_ptr<fs::ZonedFs> fs) {
+  return rdb::NewCompositeEnv(std::make_shared<ZonelabFileSystem>(std::move(fs)));
+}
 
 IOStatus ZonelabFileSystem::NewSequentialFile(const std::string& fname, const FileOptions&,
                                               std::unique_ptr<rdb::FSSequentialFile>* result,
                                               IODebugContext*) {
-  auto file = session_->fs().open_read(fs_path(fname));
+  result->reset();
+  auto file = fs_->open_read(fs_path(fname));
   if (!file) return to_io_status(file.status());
-  *result = std::make_unique<SequentialFile>(session_, std::move(file).value());
+  *result = std::make_unique<SequentialFile>(fs_, std::move(file).value());
   return IOStatus::OK();
 }
 
 IOStatus ZonelabFileSystem::NewRandomAccessFile(const std::string& fname, const FileOptions&,
                                                 std::unique_ptr<rdb::FSRandomAccessFile>* result,
                                                 IODebugContext*) {
-  auto file = session_->fs().open_read(fs_path(fname));
+  result->reset();
+  auto file = fs_->open_read(fs_path(fname));
   if (!file) return to_io_status(file.status());
-  *result = std::make_unique<RandomAccessFile>(session_, std::move(file).value());
+  *result = std::make_unique<RandomAccessFile>(fs_, std::move(file).value());
   return IOStatus::OK();
 }
 
 IOStatus ZonelabFileSystem::open_writable(const std::string& fname, bool append,
                                           std::unique_ptr<rdb::FSWritableFile>* result) {
+  result->reset();
   std::string path = fs_path(fname);
   fs::ZonedFs::WriteOptions options;
   options.append = append;
   options.io_class = io_class_of(path, rdb::Env::IO_TOTAL, rdb::Env::WLTH_NOT_SET);
-  auto file = session_->fs().open_write(path, options);
+  auto file = fs_->open_write(path, options);
   if (!file) return to_io_status(file.status());
-  *result = std::make_unique<WritableFile>(session_, path, std::move(file).value());
+  *result = std::make_unique<WritableFile>(fs_, path, std::move(file).value());
   return IOStatus::OK();
 }
 
@@ -268,70 +309,108 @@ IOStatus ZonelabFileSystem::ReopenWritableFile(const std::string& fname, const F
   return open_writable(fname, true, result);
 }
 
+// POSIX opens the old file, renames it to the new name and overwrites it
+// from the start; a missing old file is an error (RocksDB recycles only
+// logs it knows). A zone is not rewritten in place, so after the rename the
+// file is written anew, empty: a recycled log's reader stops at its end
+// either way.
 IOStatus ZonelabFileSystem::ReuseWritableFile(const std::string& fname,
                                               const std::string& old_fname, const FileOptions&,
                                               std::unique_ptr<rdb::FSWritableFile>* result,
                                               IODebugContext*) {
-  // A zone is not rewritten in place: the old file goes, a new one comes.
-  fs::FsStatus removed = session_->fs().remove(fs_path(old_fname));
-  if (!removed && removed.code() != fs::Code::kNotFound) return to_io_status(removed);
+  result->reset();
+  const std::string old_path = fs_path(old_fname);
+  auto old = fs_->stat(old_path);
+  if (!old) return to_io_status(old.status());
+  if (old->is_dir) return IOStatus::IOError(fmt::format("{} is a directory", old_fname));
+  if (fs::FsStatus renamed = fs_->rename(old_path, fs_path(fname)); !renamed) {
+    return to_io_status(renamed);
+  }
   return open_writable(fname, false, result);
 }
 
 IOStatus ZonelabFileSystem::NewDirectory(const std::string& name, const IOOptions&,
                                          std::unique_ptr<rdb::FSDirectory>* result,
                                          IODebugContext*) {
-  auto st = session_->fs().stat(fs_path(name));
+  result->reset();
+  auto st = fs_->stat(fs_path(name));
   if (!st) return to_io_status(st.status());
   if (!st->is_dir) return IOStatus::IOError(fmt::format("{} is not a directory", name));
-  *result = std::make_unique<Directory>(session_);
+  *result = std::make_unique<Directory>(fs_);
   return IOStatus::OK();
 }
 
 IOStatus ZonelabFileSystem::FileExists(const std::string& fname, const IOOptions&,
                                        IODebugContext*) {
-  if (session_->fs().exists(fs_path(fname))) return IOStatus::OK();
+  if (fs_->exists(fs_path(fname))) return IOStatus::OK();
   return IOStatus::NotFound(fname);
 }
 
 IOStatus ZonelabFileSystem::GetChildren(const std::string& dir, const IOOptions&,
                                         std::vector<std::string>* result, IODebugContext*) {
-  auto names = session_->fs().list(fs_path(dir));
-  if (!names) return to_io_status(names.status());
+  result->clear();
+  auto names = fs_->list(fs_path(dir));
+  if (!names) return listing_status(names.status());
   *result = std::move(names).value();
+  return IOStatus::OK();
+}
+
+// One listing, then each name's size; a name gone in between is left out
+// (as FileSystem's own version does). Subdirectories are listed too, with
+// size 0, as POSIX lists them with theirs.
+IOStatus ZonelabFileSystem::GetChildrenFileAttributes(const std::string& dir, const IOOptions&,
+                                                      std::vector<FileAttributes>* result,
+                                                      IODebugContext*) {
+  result->clear();
+  const std::string path = fs_path(dir);
+  auto names = fs_->list(path);
+  if (!names) return listing_status(names.status());
+  result->reserve(names->size());
+  for (std::string& name : *names) {
+    auto st = fs_->stat(path == "/" ? "/" + name : path + "/" + name);
+    if (!st) {
+      if (st.status().code() == fs::Code::kNotFound) continue;
+      result->clear();
+      return to_io_status(st.status());
+    }
+    result->push_back(FileAttributes{std::move(name), st->size});
+  }
   return IOStatus::OK();
 }
 
 IOStatus ZonelabFileSystem::DeleteFile(const std::string& fname, const IOOptions&,
                                        IODebugContext*) {
-  return to_io_status(session_->fs().remove(fs_path(fname)));
+  return to_io_status(fs_->remove(fs_path(fname)));
 }
 
 IOStatus ZonelabFileSystem::Truncate(const std::string& fname, size_t size, const IOOptions&,
                                      IODebugContext*) {
-  return to_io_status(session_->fs().truncate(fs_path(fname), size));
+  return to_io_status(fs_->truncate(fs_path(fname), size));
 }
 
+// Missing directories above are made (RocksDB's paths are chosen outside
+// the image, where nobody made them); the directory itself must be new.
 IOStatus ZonelabFileSystem::CreateDir(const std::string& dirname, const IOOptions&,
                                       IODebugContext*) {
   std::string path = fs_path(dirname);
-  if (session_->fs().exists(path)) return IOStatus::IOError(fmt::format("{} exists", dirname));
-  return to_io_status(session_->fs().create_dir(path, true));
+  if (fs_->exists(path)) return IOStatus::IOError(fmt::format("{} exists", dirname));
+  return to_io_status(fs_->create_dir(path, true));
 }
 
 IOStatus ZonelabFileSystem::CreateDirIfMissing(const std::string& dirname, const IOOptions&,
                                                IODebugContext*) {
-  return to_io_status(session_->fs().create_dir(fs_path(dirname), true));
+  return to_io_status(fs_->create_dir(fs_path(dirname), true));
 }
 
 IOStatus ZonelabFileSystem::DeleteDir(const std::string& dirname, const IOOptions&,
                                       IODebugContext*) {
-  return to_io_status(session_->fs().remove_dir(fs_path(dirname)));
+  return to_io_status(fs_->remove_dir(fs_path(dirname)));
 }
 
 IOStatus ZonelabFileSystem::GetFileSize(const std::string& fname, const IOOptions&,
                                         uint64_t* file_size, IODebugContext*) {
-  auto st = session_->fs().stat(fs_path(fname));
+  *file_size = 0;
+  auto st = fs_->stat(fs_path(fname));
   if (!st) return to_io_status(st.status());
   *file_size = st->size;
   return IOStatus::OK();
@@ -339,25 +418,34 @@ IOStatus ZonelabFileSystem::GetFileSize(const std::string& fname, const IOOption
 
 IOStatus ZonelabFileSystem::GetFileModificationTime(const std::string& fname, const IOOptions&,
                                                     uint64_t* file_mtime, IODebugContext*) {
-  auto st = session_->fs().stat(fs_path(fname));
+  auto st = fs_->stat(fs_path(fname));
   if (!st) return to_io_status(st.status());
   *file_mtime = st->mtime_ns / 1'000'000'000;  // seconds of device time
   return IOStatus::OK();
 }
 
+// Files and directories alike, as rename(2): RocksDB's checkpoint and
+// column-family export build "dir.tmp" and rename it into place.
 IOStatus ZonelabFileSystem::RenameFile(const std::string& src, const std::string& target,
                                        const IOOptions&, IODebugContext*) {
-  return to_io_status(session_->fs().rename(fs_path(src), fs_path(target)));
+  return to_io_status(fs_->rename(fs_path(src), fs_path(target)));
 }
 
 IOStatus ZonelabFileSystem::LinkFile(const std::string& src, const std::string& target,
                                      const IOOptions&, IODebugContext*) {
-  return to_io_status(session_->fs().link(fs_path(src), fs_path(target)));
+  const std::string from = fs_path(src);
+  fs::FsStatus linked = fs_->link(from, fs_path(target));
+  if (linked.code() == fs::Code::kNotFound) {
+    // link(2) of a directory is EPERM, an IOError, not a missing path.
+    auto st = fs_->stat(from);
+    if (st && st->is_dir) return IOStatus::IOError(fmt::format("{} is a directory", src));
+  }
+  return to_io_status(linked);
 }
 
 IOStatus ZonelabFileSystem::NumFileLinks(const std::string& fname, const IOOptions&,
                                          uint64_t* count, IODebugContext*) {
-  auto st = session_->fs().stat(fs_path(fname));
+  auto st = fs_->stat(fs_path(fname));
   if (!st) return to_io_status(st.status());
   *count = st->nlink;
   return IOStatus::OK();
@@ -365,20 +453,25 @@ IOStatus ZonelabFileSystem::NumFileLinks(const std::string& fname, const IOOptio
 
 IOStatus ZonelabFileSystem::AreFilesSame(const std::string& first, const std::string& second,
                                          const IOOptions&, bool* res, IODebugContext*) {
-  auto a = session_->fs().stat(fs_path(first));
+  const std::string a_path = fs_path(first);
+  const std::string b_path = fs_path(second);
+  auto a = fs_->stat(a_path);
   if (!a) return to_io_status(a.status());
-  auto b = session_->fs().stat(fs_path(second));
+  auto b = fs_->stat(b_path);
   if (!b) return to_io_status(b.status());
-  *res = !a->is_dir && !b->is_dir && a->id == b->id;
+  // A directory has no id; it is the same only as itself.
+  *res = (a->is_dir || b->is_dir) ? (a->is_dir && b->is_dir && a_path == b_path) : a->id == b->id;
   return IOStatus::OK();
 }
 
 IOStatus ZonelabFileSystem::LockFile(const std::string& fname, const IOOptions&,
                                      rdb::FileLock** lock, IODebugContext*) {
+  *lock = nullptr;
   std::string path = fs_path(fname);
-  fs::FsStatus locked = session_->fs().lock_file(path);
+  fs::FsStatus locked = fs_->lock_file(path);
   if (!locked) {
-    *lock = nullptr;
+    // A lock held already is an IOError on POSIX too (ENOLCK).
+    if (locked.code() == fs::Code::kBusy) return IOStatus::IOError(locked.message());
     return to_io_status(locked);
   }
   *lock = new Lock(path);
@@ -387,14 +480,18 @@ IOStatus ZonelabFileSystem::LockFile(const std::string& fname, const IOOptions&,
 
 IOStatus ZonelabFileSystem::UnlockFile(rdb::FileLock* lock, const IOOptions&, IODebugContext*) {
   auto* ours = static_cast<Lock*>(lock);
-  fs::FsStatus unlocked = session_->fs().unlock_file(ours->path);
+  fs::FsStatus unlocked = fs_->unlock_file(ours->path);
   delete ours;
   return to_io_status(unlocked);
 }
 
+// TEST_TMPDIR when set, as PosixFileSystem: a test run keeps its databases
+// apart from another's (inside the image, like every path).
 IOStatus ZonelabFileSystem::GetTestDirectory(const IOOptions&, std::string* path, IODebugContext*) {
-  *path = fmt::format("/tmp/rocksdbtest-{}", ::geteuid());
-  return to_io_status(session_->fs().create_dir(*path, true));
+  const char* tmpdir = std::getenv("TEST_TMPDIR");
+  *path = tmpdir != nullptr && tmpdir[0] != '\0' ? fs_path(tmpdir)
+                                                 : fmt::format("/tmp/rocksdbtest-{}", ::geteuid());
+  return to_io_status(fs_->create_dir(*path, true));
 }
 
 IOStatus ZonelabFileSystem::GetAbsolutePath(const std::string& db_path, const IOOptions&,
@@ -405,7 +502,7 @@ IOStatus ZonelabFileSystem::GetAbsolutePath(const std::string& db_path, const IO
 
 IOStatus ZonelabFileSystem::IsDirectory(const std::string& path, const IOOptions&, bool* is_dir,
                                         IODebugContext*) {
-  auto st = session_->fs().stat(fs_path(path));
+  auto st = fs_->stat(fs_path(path));
   if (!st) return to_io_status(st.status());
   *is_dir = st->is_dir;
   return IOStatus::OK();
@@ -413,7 +510,7 @@ IOStatus ZonelabFileSystem::IsDirectory(const std::string& path, const IOOptions
 
 IOStatus ZonelabFileSystem::GetFreeSpace(const std::string&, const IOOptions&, uint64_t* diskfree,
                                          IODebugContext*) {
-  fs::FsSpace space = session_->fs().space();
+  fs::FsSpace space = fs_->space();
   *diskfree = space.free_bytes + space.reclaimable_bytes;
   return IOStatus::OK();
 }

@@ -1,8 +1,15 @@
 // RocksDB's FileSystem on the zoned file system: what RocksDB asks (files
 // to write sequentially, to read at random or in sequence, directories,
-// renames, links, locks) answered by a session's ZonedFs. Registered under
+// renames, links, locks) answered by a mounted ZonedFs. Registered under
 // the zonelab:// URI (registry.cc), so that `db_bench --fs_uri=zonelab://...`
-// and `--env_uri=...` run on a modeled device.
+// and `--env_uri=...` run on a modeled device; or made over a ZonedFs
+// someone else mounted (a tool's, in virtual time) with make_env().
+//
+// Each method answers as RocksDB's PosixFileSystem does where RocksDB acts
+// on the answer (docs/rocksdb.md, "The FileSystem contract"): a missing
+// directory listed or a missing name tested is NotFound, any other missing
+// path PathNotFound (an IOError, as ENOENT is); results are emptied before
+// anything can fail.
 //
 // Paths are the ones RocksDB chooses, any absolute path (test directories
 // included); "//", "." and ".." are resolved and a relative path is taken
@@ -13,12 +20,14 @@
 // then appends sequentially, which a zone needs).
 #pragma once
 
+#include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
 
 #include <memory>
 #include <string>
 
 #include "fs/status.h"
+#include "fs/zoned_fs.h"
 #include "rocksdb/session.h"
 
 namespace zonelab::rocksdb_plugin {
@@ -29,20 +38,36 @@ ROCKSDB_NAMESPACE::IOStatus to_io_status(const fs::FsStatus& status);
 // RocksDB's path as the file system's: absolute, normalized.
 std::string fs_path(const std::string& rocksdb_path);
 
+// A file system someone else owns, as the shared pointer the FileSystem
+// keeps: nothing is freed when the last copy goes. The owner keeps it
+// mounted until every FileSystem, Env and file made over it is gone.
+std::shared_ptr<fs::ZonedFs> unowned(fs::ZonedFs& fs);
+
 class ZonelabFileSystem final : public ROCKSDB_NAMESPACE::FileSystem {
  public:
-  explicit ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri);
+  // Over a mounted file system: the FileSystem and every file it opens hold
+  // `fs`, so it lives until the last of them goes. `id` is what GetId
+  // answers. A read-only mount answers every change with InvalidArgument.
+  explicit ZonelabFileSystem(std::shared_ptr<fs::ZonedFs> fs, std::string id = kClassName());
+  // Over a session's file system (the zonelab:// URI's), holding the
+  // session as long as the file system.
+  ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri);
 
   static const char* kClassName() { return "ZonelabFileSystem"; }
   const char* Name() const override { return kClassName(); }
-  // The URI it was made from, as RocksDB saves it in its OPTIONS file.
-  std::string GetId() const override { return uri_; }
-  Session& session() { return *session_; }
+  // The URI it was made from, as RocksDB saves it in its OPTIONS file (or
+  // the id it was given).
+  std::string GetId() const override { return id_; }
+  fs::ZonedFs& fs() { return *fs_; }
+  bool has_session() const { return session_ != nullptr; }
+  // The session it was made over (has_session() must be true).
+  Session& session();
 
   using IOOptions = ROCKSDB_NAMESPACE::IOOptions;
   using IOStatus = ROCKSDB_NAMESPACE::IOStatus;
   using FileOptions = ROCKSDB_NAMESPACE::FileOptions;
   using IODebugContext = ROCKSDB_NAMESPACE::IODebugContext;
+  using FileAttributes = ROCKSDB_NAMESPACE::FileAttributes;
 
   IOStatus NewSequentialFile(const std::string& fname, const FileOptions& options,
                              std::unique_ptr<ROCKSDB_NAMESPACE::FSSequentialFile>* result,
@@ -67,6 +92,9 @@ class ZonelabFileSystem final : public ROCKSDB_NAMESPACE::FileSystem {
                       IODebugContext* dbg) override;
   IOStatus GetChildren(const std::string& dir, const IOOptions& options,
                        std::vector<std::string>* result, IODebugContext* dbg) override;
+  IOStatus GetChildrenFileAttributes(const std::string& dir, const IOOptions& options,
+                                     std::vector<FileAttributes>* result,
+                                     IODebugContext* dbg) override;
   IOStatus DeleteFile(const std::string& fname, const IOOptions& options,
                       IODebugContext* dbg) override;
   IOStatus Truncate(const std::string& fname, size_t size, const IOOptions& options,
@@ -106,8 +134,15 @@ class ZonelabFileSystem final : public ROCKSDB_NAMESPACE::FileSystem {
   IOStatus open_writable(const std::string& fname, bool append,
                          std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result);
 
-  std::shared_ptr<Session> session_;
-  std::string uri_;
+  std::shared_ptr<fs::ZonedFs> fs_;
+  std::shared_ptr<Session> session_;  // null over a file system given alone
+  std::string id_;
 };
+
+// An Env whose files are `fs`'s and whose threads and clock are the
+// default Env's (rocksdb::NewCompositeEnv): for RocksDB over a file system
+// mounted in this process, `options.env = env.get()`. The Env holds the
+// file system as ZonelabFileSystem does.
+std::unique_ptr<ROCKSDB_NAMESPACE::Env> make_env(std::shared_ptr<fs::ZonedFs> fs);
 
 }  // namespace zonelab::rocksdb_plugin
