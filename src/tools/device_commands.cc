@@ -13,6 +13,9 @@
 #include <sstream>
 
 #include "common/units.h"
+#include "fs/device_io.h"
+#include "fs/journal.h"
+#include "fs/zoned_fs.h"
 #include "zonelab/assert.h"
 
 namespace zonelab::cli {
@@ -816,8 +819,56 @@ std::string zones_text(const DeviceInfo& info) {
   return fmt::format("{} zones: {}", info.zone_count, sets);
 }
 
+namespace {
+
+std::string counted(uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// What a format would destroy: the zoned file system the image holds (as
+// mkfs finds one: its journal recovers, or its metadata zone begins with
+// the file system's magic but no longer checks), said in one line; nothing
+// when there is none. Only read: the image is opened shared, the file system
+// mounted read-only. An image that does not open is left for the format to
+// refuse with its own message.
+std::optional<std::string> file_system_format_destroys(const std::string& image) {
+  StackOptions read_only;
+  read_only.read_only = true;
+  auto stack = Stack::open(image, read_only);
+  if (!stack) return std::nullopt;
+  // The file system takes only ZNS devices of one zone size.
+  if ((*stack)->config().interface != "zns" || !(*stack)->info().uniform_zones()) {
+    return std::nullopt;
+  }
+  fs::DeviceIo io(**stack);
+  auto found = fs::Journal::recover(io);
+  if (!found.ok() && found.status().code() == fs::Code::kNotFound) return std::nullopt;
+  const std::string tail = "; format resets every zone and destroys it; --force to format anyway";
+  if (!found.ok()) {
+    return fmt::format("{} holds a zoned file system that does not mount ({}){}", image,
+                       found.status().message(), tail);
+  }
+  fs::MountOptions options;
+  options.read_only = true;
+  options.gc = false;
+  auto mounted = fs::ZonedFs::mount(**stack, options);
+  if (!mounted) {
+    return fmt::format("{} holds a zoned file system that does not mount ({}){}", image,
+                       mounted.status().message(), tail);
+  }
+  fs::FsSpace space = (*mounted)->space();
+  return fmt::format("{} holds a zoned file system ({}, {}){}", image,
+                     counted(space.files, "file", "files"),
+                     counted(space.file_bytes, "byte", "bytes"), tail);
+}
+
+}  // namespace
+
 int run_format(const std::string& image, const std::string& zones, const std::string& parity,
-               bool json) {
+               bool force, bool json) {
+  if (!force) {
+    if (auto destroys = file_system_format_destroys(image)) return bad_input(*destroys);
+  }
   auto formatted = Stack::format_image(image, zones, parity);
   if (!formatted) return bad_input(formatted.error());
   const DeviceInfo& info = formatted->info;

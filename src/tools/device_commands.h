@@ -47,8 +47,10 @@ bool request_mutates(const DeviceRequest& request);
 
 int run_device_command(const DeviceRequest& request);
 int run_create(const std::string& image, const ConfigOptions& options, bool force, bool json);
+// Refuses, the image unchanged, an image that holds a zoned file system
+// (which the format would destroy) unless `force`.
 int run_format(const std::string& image, const std::string& zones, const std::string& parity,
-               bool json);
+               bool force, bool json);
 // "160 zones of 512MiB (capacity 512MiB)" or, for several sets, "544 zones:
 // 64 x 512MiB + 480 x 2GiB".
 std::string zones_text(const DeviceInfo& info);

@@ -139,6 +139,7 @@ int main_impl(int argc, char** argv) {
   std::string format_image;
   std::string format_zones;
   std::string format_parity;
+  bool format_force = false;
   bool format_json = false;
   auto* format = app.add_subcommand(
       "format",
@@ -151,6 +152,8 @@ int main_impl(int argc, char** argv) {
       ->required();
   format->add_option("--parity", format_parity,
                      "none|in-zone|separate (default: the image's zns.parity.placement)");
+  format->add_flag("--force", format_force,
+                   "format an image that holds a zoned file system (it is destroyed)");
   format->add_flag("--json", format_json, "print JSON");
 
   DeviceRequest request;
@@ -223,7 +226,9 @@ int main_impl(int argc, char** argv) {
   }
 
   if (create->parsed()) return run_create(create_image, create_config, create_force, create_json);
-  if (format->parsed()) return run_format(format_image, format_zones, format_parity, format_json);
+  if (format->parsed()) {
+    return run_format(format_image, format_zones, format_parity, format_force, format_json);
+  }
   if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
