@@ -123,10 +123,6 @@ constexpr double kAlpha = 0.5;
 constexpr uint64_t kSecondNs = 1'000'000'000;
 // The peak probe's own short run: long enough for a write at CL 1 to end.
 constexpr uint64_t kProbeWindowNs = 50'000'000;
-// Each reset op takes a full zone, and every run writes all of them first:
-// a bound on the zones keeps a fast reset from making a run slow.
-constexpr uint32_t kResetZonesMax = 256;
-constexpr uint32_t kResetZonesMaxQuick = 32;
 // Seed 000 §5.1's sustained-write workload, in a window long enough for
 // each writer to fill its zone and reset it at least once.
 constexpr uint64_t kSustainedBlockBytes = 64 << 10;
@@ -166,29 +162,6 @@ struct RunRequest {
   }
 };
 
-// The window of a run: at least `min_ns`, and a whole number of the
-// background's periods (1 / rate), so that every window holds the share of
-// background work its intensity asks for whatever the phase; at most
-// `max_ns` (then possibly part of a period) and at most `periods_max`.
-struct WindowRule {
-  uint64_t min_ns;
-  uint64_t max_ns;
-};
-
-WindowRule window_rule(bool quick) {
-  return quick ? WindowRule{kSecondNs / 4, kSecondNs} : WindowRule{4 * kSecondNs, 30 * kSecondNs};
-}
-
-uint64_t window_ns(const WindowRule& rule, double rate_ops_per_s, double periods_max) {
-  if (rate_ops_per_s <= 0) return rule.min_ns;
-  const double period_ns = 1e9 / rate_ops_per_s;
-  double periods = std::ceil(static_cast<double>(rule.min_ns) / period_ns);
-  periods = std::min(periods, std::floor(static_cast<double>(rule.max_ns) / period_ns));
-  periods = std::min(periods, periods_max);
-  if (periods < 1) return rule.max_ns;
-  return static_cast<uint64_t>(std::floor(periods * period_ns));
-}
-
 std::vector<uint32_t> study_levels(bool quick, ForegroundOp foreground) {
   if (foreground == ForegroundOp::kRead) {
     return quick ? std::vector<uint32_t>{1, 16, 128} : default_levels(foreground);
@@ -218,8 +191,10 @@ class Study {
   bool quick() const { return quick_; }
 
  private:
-  Result<uint64_t> window_for(const Config& config, const RunRequest& request,
-                              double peak_ops_per_s) const;
+  // The window of a run: the request's, or by the studies' window rule
+  // (workload/interference.h), which `zonelab interference` shares.
+  Result<uint64_t> window_for(const Config& config, const InterferenceSpec& spec,
+                              const RunRequest& request) const;
 
   bool quick_;
   std::map<std::string, InterferenceResult> runs_;
@@ -266,25 +241,13 @@ Result<Peak> Study::peak(const RunOptions& options, std::string_view member,
   return peaks_.emplace(key, peak).first->second;
 }
 
-Result<uint64_t> Study::window_for(const Config& config, const RunRequest& request,
-                                   double peak_ops_per_s) const {
+Result<uint64_t> Study::window_for(const Config& config, const InterferenceSpec& spec,
+                                   const RunRequest& request) const {
   if (request.window_ns) return *request.window_ns;
-  const double rate = request.intensity_percent / 100 * peak_ops_per_s;
-  double periods_max = 1e18;
-  if (request.intensity_percent > 0 && request.background == BackgroundOp::kReset) {
-    auto info = device_info_of(config);
-    if (!info) return Error{info.error()};
-    uint32_t foreground_zones =
-        request.foreground == ForegroundOp::kWrite
-            ? *std::max_element(request.levels.begin(), request.levels.end())
-            : 1;
-    // A window of n periods starts at most n + 1 ops, one zone each; the
-    // runner asks for one zone more.
-    double zones_left = static_cast<double>(info->zone_count) - foreground_zones - 3;
-    double budget = quick_ ? kResetZonesMaxQuick : kResetZonesMax;
-    periods_max = std::max(1.0, std::min(zones_left, budget));
-  }
-  return window_ns(window_rule(quick_), rate, periods_max);
+  auto info = device_info_of(config);
+  if (!info) return Error{info.error()};
+  const double rate = spec.intensity_percent / 100 * spec.peak_ops_per_s;
+  return interference_window_ns(interference_window_rule(quick_), spec, info->zone_count, rate);
 }
 
 Result<const InterferenceResult*> Study::run(const RunOptions& options, std::string_view member,
@@ -312,7 +275,7 @@ Result<const InterferenceResult*> Study::run(const RunOptions& options, std::str
       spec.peak_ops_per_s = peak->ops_per_s;
     }
   }
-  auto window = window_for(*config, request, spec.peak_ops_per_s);
+  auto window = window_for(*config, spec, request);
   if (!window) return Error{window.error()};
   spec.runtime_ns = *window;
   options.report(fmt::format("{}: {}: {} levels x 2 runs of {}", member, request.name,
@@ -500,13 +463,15 @@ Json study_parameters(bool quick,
   p["scheduler"] = "none (the paper's io_uring passthrough) unless a run names one";
   p["levels"] = {{"write_append", study_levels(quick, ForegroundOp::kWrite)},
                  {"read", study_levels(quick, ForegroundOp::kRead)}};
-  const WindowRule rule = window_rule(quick);
+  const InterferenceWindowRule rule = interference_window_rule(quick);
   p["window"] = {{"min_ns", rule.min_ns},
                  {"max_ns", rule.max_ns},
                  {"rule",
                   "a whole number of background periods (1 / rate), at least min_ns, at most "
-                  "max_ns; resets also at most as many periods as zones allowed"},
-                 {"reset_zones_max", quick ? kResetZonesMaxQuick : kResetZonesMax}};
+                  "max_ns, at most as many periods as zones are left beside the foreground; "
+                  "resets at most reset_zones_max (workload/interference.h, shared with "
+                  "zonelab interference)"},
+                 {"reset_zones_max", rule.reset_zones_max}};
   Json list = Json::object();
   for (const auto& [name, run] : runs) list[name] = run_json(*run);
   p["runs"] = list;

@@ -26,7 +26,9 @@ constexpr Flag kFlags[] = {
     {"levels", "concurrency levels: A-B or a list 1,2,4 (default 1-7; read 1,2,4,...,128)"},
     {"bs", "foreground request size, a multiple of the LBA size (default 16KiB)"},
     {"alpha", "M^Inter weight of throughput, 0-1; latency gets 1 - alpha (default 0.5)"},
-    {"runtime", "virtual time each run measures the foreground (default 2s)"},
+    {"runtime",
+     "virtual time each run measures the foreground (default: by the window rule, a whole "
+     "number of background periods, 4s to 30s; see docs/interference.md)"},
     {"scheduler", "host I/O scheduler: none, mq-deadline or zinc (knobs: host.zinc.*)"},
     {"peak", "background peak in ops/s to take instead of measuring it"},
     {"time-scale", "with --realtime: wall time per unit of device time (implies --realtime)"},
@@ -75,6 +77,7 @@ Json result_json(const InterferenceResult& r) {
   out["scheduler"] = spec.scheduler;
   out["alpha"] = spec.alpha;
   out["runtime_ns"] = spec.runtime_ns;
+  out["window"] = spec.window_rule ? "rule" : "given";
   Json levels = Json::array();
   for (const auto& level : r.levels) {
     levels.push_back({{"cl", level.cl},
@@ -102,10 +105,11 @@ Json result_json(const InterferenceResult& r) {
 void print_table(const InterferenceResult& r) {
   const InterferenceSpec& spec = r.spec;
   bool threads = spec.foreground == ForegroundOp::kWrite;
-  fmt::print("foreground: {} {}, CL = {}, runtime {}\n", foreground_op_name(spec.foreground),
+  fmt::print("foreground: {} {}, CL = {}, runtime {}{}\n", foreground_op_name(spec.foreground),
              format_size(spec.block_size_bytes),
              threads ? "threads at QD1, a zone each" : "queue depth on one zone",
-             format_time(spec.runtime_ns));
+             spec.window_rule ? format_duration(spec.runtime_ns) : format_time(spec.runtime_ns),
+             spec.window_rule ? " (window rule: whole background periods)" : "");
   if (spec.intensity_percent > 0) {
     fmt::print("background: {} at {}% of {:.4g} ops/s ({}) = {:.4g} ops/s, QD1, scheduler {}\n",
                background_op_name(spec.background), spec.intensity_percent, r.peak_ops_per_s,
@@ -200,6 +204,9 @@ int run_interference_command(const InterferenceOptions& o) {
     if (!set) return bad_input(fmt::format("--{}: {}", flag, set.error()));
     given.insert(key);
   }
+  // Without a runtime the window is the studies' (zn540's): whole periods
+  // of the background, so that it holds the work its intensity asks for.
+  if (!given.contains("runtime")) spec.window_rule = interference_window_rule(false);
   if (!given.contains("foreground") || !given.contains("background") ||
       !given.contains("intensity")) {
     return bad_input(

@@ -367,16 +367,20 @@ Outcome plan_background(const Config& config, const InterferenceSpec& spec, uint
   }
   result.rate_ops_per_s = spec.intensity_percent / 100.0 * result.peak_ops_per_s;
   plan.rate_ops_per_s = result.rate_ops_per_s;
+  if (spec.window_rule) {
+    plan.runtime_ns =
+        interference_window_ns(*spec.window_rule, spec, zone_count, result.rate_ops_per_s);
+  }
   // Op k starts no earlier than k / rate, so at most floor(rate x runtime)
   // + 1 start in the window; one zone more covers rounding.
-  double ops_max = std::floor(result.rate_ops_per_s * static_cast<double>(spec.runtime_ns) / 1e9);
+  double ops_max = std::floor(result.rate_ops_per_s * static_cast<double>(plan.runtime_ns) / 1e9);
   auto zones_left = static_cast<double>(zone_count - plan.foreground_zones);
   if (ops_max + 2 > zones_left) {
     return Error{fmt::format(
         "the {} background at {:.6g} ops/s for {} may issue {:.0f} ops, one zone each, but only "
         "{:.0f} zones are left beside the foreground's {}: lower --intensity or --runtime, give "
         "--peak, or use a device with more zones",
-        background_op_name(spec.background), result.rate_ops_per_s, format_time(spec.runtime_ns),
+        background_op_name(spec.background), result.rate_ops_per_s, format_time(plan.runtime_ns),
         ops_max + 1, zones_left, plan.foreground_zones)};
   }
   plan.background_zones = static_cast<uint32_t>(ops_max) + 2;
@@ -391,6 +395,30 @@ std::string_view foreground_op_name(ForegroundOp op) {
 
 std::string_view background_op_name(BackgroundOp op) {
   return kBackgroundNames[static_cast<size_t>(op)];
+}
+
+InterferenceWindowRule interference_window_rule(bool quick) {
+  constexpr uint64_t kSecondNs = 1'000'000'000;
+  return quick ? InterferenceWindowRule{kSecondNs / 4, kSecondNs, 32}
+               : InterferenceWindowRule{4 * kSecondNs, 30 * kSecondNs, 256};
+}
+
+uint64_t interference_window_ns(const InterferenceWindowRule& rule, const InterferenceSpec& spec,
+                                uint32_t zone_count, double rate_ops_per_s) {
+  if (!(rate_ops_per_s > 0)) return rule.min_ns;
+  const double period_ns = 1e9 / rate_ops_per_s;
+  // A window of n periods starts at most n + 1 ops, one zone each; the
+  // runner asks for one zone more.
+  const uint32_t foreground_zones = foreground_zone_count(spec, resolved_levels(spec));
+  double periods_max = std::max(1.0, static_cast<double>(zone_count) - foreground_zones - 3);
+  if (spec.background == BackgroundOp::kReset) {
+    periods_max = std::max(1.0, std::min<double>(periods_max, rule.reset_zones_max));
+  }
+  double periods = std::ceil(static_cast<double>(rule.min_ns) / period_ns);
+  periods = std::min(periods, std::floor(static_cast<double>(rule.max_ns) / period_ns));
+  periods = std::min(periods, periods_max);
+  if (periods < 1) return rule.max_ns;
+  return static_cast<uint64_t>(std::floor(periods * period_ns));
 }
 
 std::vector<uint32_t> default_levels(ForegroundOp op) {
@@ -634,7 +662,8 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
   plan.background = spec.background;
   plan.block_size_bytes = spec.block_size_bytes;
   plan.foreground_zones = foreground_zone_count(spec, result.spec.levels);
-  plan.runtime_ns = spec.runtime_ns;
+  // By the rule: the window of no background until the rate is known.
+  plan.runtime_ns = spec.window_rule ? spec.window_rule->min_ns : spec.runtime_ns;
   plan.seed = config.seed;
   plan.realtime = spec.realtime;
   plan.realtime_options.time_scale = spec.time_scale;
@@ -642,6 +671,7 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
 
   auto planned = plan_background(config, spec, layout->zone_count, plan, result);
   if (!planned) return Error{planned.error()};
+  result.spec.runtime_ns = plan.runtime_ns;
   if (result.first_status != Status::kSuccess) return result;
   result.background_zones = plan.background_zones;
 
@@ -672,7 +702,7 @@ Result<InterferenceResult> run_interference(const Config& config_in, const Inter
         return Error{fmt::format(
             "no foreground {} completed within the runtime of {} at CL {} ({} run); lengthen "
             "--runtime",
-            foreground_op_name(spec.foreground), format_time(spec.runtime_ns), cl,
+            foreground_op_name(spec.foreground), format_time(plan.runtime_ns), cl,
             background ? "interfered" : "isolated")};
       }
       if (progress) progress(result.levels.size() * 2 + (background ? 2 : 1), total);

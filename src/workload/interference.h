@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,33 @@ enum class BackgroundOp : uint8_t { kReset, kFinish, kSoftfinish };
 std::string_view foreground_op_name(ForegroundOp op);
 std::string_view background_op_name(BackgroundOp op);
 
+// The measuring window of the interference studies. A background at rate r
+// starts an op every 1 / r (its period); a window that holds part of a
+// period holds more or less background work than the intensity asks for,
+// depending on the phase -- a 2 s window beside a background whose period is
+// 19 s holds one whole op of 9.5 s or none. So a window is a whole number of
+// periods, at least `min_ns`; at most `max_ns` (then possibly part of a
+// period when one period is longer), and at most as many periods as the
+// device has zones to spare for the background (each op takes a zone of its
+// own; a reset op's zone is written full first, so resets take at most
+// `reset_zones_max`, which bounds the run's preparation).
+struct InterferenceWindowRule {
+  uint64_t min_ns = 0;
+  uint64_t max_ns = 0;
+  uint32_t reset_zones_max = 0;
+};
+
+// The studies' rule: 4 s to 30 s and 256 reset zones; quick, 0.25 s to 1 s
+// and 32.
+InterferenceWindowRule interference_window_rule(bool quick);
+
+struct InterferenceSpec;
+// The window by `rule` for `spec`'s foreground, levels and background at
+// `rate_ops_per_s` (0: no background; the window is rule.min_ns) on a
+// device of `zone_count` zones.
+uint64_t interference_window_ns(const InterferenceWindowRule& rule, const InterferenceSpec& spec,
+                                uint32_t zone_count, double rate_ops_per_s);
+
 struct InterferenceSpec {
   ForegroundOp foreground = ForegroundOp::kWrite;
   BackgroundOp background = BackgroundOp::kFinish;
@@ -48,6 +76,9 @@ struct InterferenceSpec {
   uint64_t block_size_bytes = 16 << 10;
   double alpha = 0.5;  // M^Inter weight of throughput; latency gets 1 - alpha
   uint64_t runtime_ns = 2'000'000'000;
+  // Set: the window is chosen by this rule once the background's rate is
+  // known, and runtime_ns is not used (the result's spec has the window).
+  std::optional<InterferenceWindowRule> window_rule;
   double peak_ops_per_s = 0;  // the background's peak; 0: measure it
   std::string scheduler;      // host.scheduler for the runs; empty: the configuration's
   // Runs each measured window on the real-time driver (src/sim/realtime.h),

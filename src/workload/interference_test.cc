@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <initializer_list>
 #include <string_view>
+
+#include "stack/device_factory.h"
 
 namespace zonelab {
 namespace {
@@ -152,6 +155,60 @@ TEST(Interference, BackgroundKeepsToItsRate) {
   EXPECT_LE(r.levels[0].inter.background_ops, allowed);
   EXPECT_GE(r.levels[0].inter.background_ops, 1u);
   EXPECT_LE(r.levels[0].inter.background_ops, r.background_zones);
+}
+
+TEST(InterferenceWindow, IsAWholeNumberOfPeriodsBetweenItsBounds) {
+  const InterferenceWindowRule rule{4'000'000'000, 30'000'000'000, 256};
+  auto spec = spec_of(ForegroundOp::kRead, BackgroundOp::kSoftfinish, 50, {1, 128});
+  // No background: the shortest window.
+  EXPECT_EQ(interference_window_ns(rule, spec, 904, 0), rule.min_ns);
+  // A 19 s period (softfinish 8 KiB + 50 us pause at 50 % on zn540): one
+  // whole period, not 4 s of it.
+  EXPECT_EQ(interference_window_ns(rule, spec, 904, 1.0 / 19), 19'000'000'000u);
+  // A 3 s period: two periods reach the minimum.
+  EXPECT_EQ(interference_window_ns(rule, spec, 904, 1.0 / 3), 6'000'000'000u);
+  // A period longer than the longest window: the longest window.
+  EXPECT_EQ(interference_window_ns(rule, spec, 904, 1.0 / 40), rule.max_ns);
+  // Each op takes a zone: 100 ops/s would ask for 400 periods; 16 zones,
+  // one for the reads and 3 kept, leave 12.
+  EXPECT_EQ(interference_window_ns(rule, spec, 16, 100), 120'000'000u);
+  // Resets also stop at the rule's budget of zones.
+  spec.background = BackgroundOp::kReset;
+  EXPECT_EQ(interference_window_ns(rule, spec, 904, 100), 2'560'000'000u);
+  // The write foreground takes a zone per thread of its highest level.
+  spec.foreground = ForegroundOp::kWrite;
+  spec.levels = {1, 7};
+  EXPECT_EQ(interference_window_ns(rule, spec, 16, 100), 60'000'000u);
+}
+
+TEST(InterferenceWindow, TheStudiesRules) {
+  InterferenceWindowRule full = interference_window_rule(false);
+  EXPECT_EQ(full.min_ns, 4'000'000'000u);
+  EXPECT_EQ(full.max_ns, 30'000'000'000u);
+  EXPECT_EQ(full.reset_zones_max, 256u);
+  InterferenceWindowRule quick = interference_window_rule(true);
+  EXPECT_EQ(quick.min_ns, 250'000'000u);
+  EXPECT_EQ(quick.max_ns, 1'000'000'000u);
+  EXPECT_EQ(quick.reset_zones_max, 32u);
+}
+
+TEST(InterferenceWindow, ARunByTheRuleMeasuresWholePeriods) {
+  auto spec = spec_of(ForegroundOp::kWrite, BackgroundOp::kFinish, 25, {2});
+  spec.window_rule = InterferenceWindowRule{100'000'000, 1'000'000'000, 8};
+  InterferenceResult r = run_ok(small_config(), spec);
+  ASSERT_GT(r.rate_ops_per_s, 0);
+  auto info = device_info_of(small_config());
+  ASSERT_TRUE(info.ok());
+  uint64_t window_ns =
+      interference_window_ns(*spec.window_rule, spec, info->zone_count, r.rate_ops_per_s);
+  // The result tells the window it measured, and its runs were that long.
+  EXPECT_EQ(r.spec.runtime_ns, window_ns);
+  EXPECT_NE(window_ns, spec.runtime_ns);
+  ASSERT_EQ(r.levels.size(), 1u);
+  EXPECT_EQ(r.levels[0].inter.window_end_ns - r.levels[0].inter.window_start_ns, window_ns);
+  double periods = static_cast<double>(window_ns) * r.rate_ops_per_s / 1e9;
+  EXPECT_NEAR(periods, std::round(periods), 1e-6);
+  EXPECT_GE(window_ns, spec.window_rule->min_ns);
 }
 
 TEST(Interference, SyncResetInterferesWithWritesAndAsyncHardlyAtAll) {
