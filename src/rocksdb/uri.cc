@@ -3,10 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <set>
 #include <thread>
+#include <vector>
+
+#include "zonelab/config.h"
 
 namespace zonelab::rocksdb_plugin {
 namespace {
@@ -18,7 +22,10 @@ int hex_value(char c) {
   return -1;
 }
 
-// %XX escapes decoded; an incomplete one, or one that gives NUL, is an error.
+// %XX escapes decoded ('+' stays '+', as RFC 3986 has it); an incomplete
+// one, or one that gives NUL, is an error. Applied to each part after the
+// URI is split at '?', '&' and '=', so an escaped %26 or %3D is a byte of
+// its part, never a separator.
 Result<std::string> percent_decode(std::string_view text, std::string_view what) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -99,14 +106,19 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
     if (!gc) return Error{gc.error()};
     o.gc = *gc;
   } else if (key == "stats") {
-    auto path = percent_decode(value, "stats");
-    if (!path) return Error{path.error()};
-    o.stats_path = *path == "none" ? "" : *path;
-    if (o.stats_path.empty() && *path != "none") {
-      return Error{"zonelab:// URI: stats= needs a path (or none)"};
-    }
+    if (value.empty()) return Error{"zonelab:// URI: stats= needs a path (or none)"};
+    o.stats_path = value == "none" ? "" : std::string(value);
   } else if (key == "create") {
     if (value.empty()) return Error{"zonelab:// URI: create= needs a preset name"};
+    // Checked whether or not the image exists: a misspelt preset is an
+    // error on the first run and on every run after it alike.
+    std::vector<std::string> presets = preset_names();
+    if (std::find(presets.begin(), presets.end(), value) == presets.end()) {
+      std::string names;
+      for (const std::string& name : presets) names += (names.empty() ? "" : ", ") + name;
+      return Error{
+          fmt::format("zonelab:// URI: create={}: not a preset ({})", one_line(value), names)};
+    }
     o.create_preset = std::string(value);
   } else if (key == "finish_threshold") {
     auto pct = parse_percent(key, value);
@@ -156,7 +168,7 @@ Result<UriOptions> parse_uri(std::string_view uri) {
         fmt::format("zonelab:// URI: '{}' names a directory, not an image", one_line(*path))};
   }
   o.stats_path = o.image + ".stats.json";
-  std::set<std::string_view> seen;
+  std::set<std::string> seen;
   while (!query.empty()) {
     size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);
@@ -167,11 +179,14 @@ Result<UriOptions> parse_uri(std::string_view uri) {
       return Error{
           fmt::format("zonelab:// URI: option '{}' has no value (key=value)", one_line(pair))};
     }
-    std::string_view key = pair.substr(0, eq);
-    if (!seen.insert(key).second) {
-      return Error{fmt::format("zonelab:// URI: option '{}' given twice", one_line(key))};
+    auto key = percent_decode(pair.substr(0, eq), "option");
+    if (!key) return Error{key.error()};
+    auto value = percent_decode(pair.substr(eq + 1), "the value of " + one_line(*key));
+    if (!value) return Error{value.error()};
+    if (!seen.insert(*key).second) {
+      return Error{fmt::format("zonelab:// URI: option '{}' given twice", one_line(*key))};
     }
-    Outcome applied = apply(o, key, pair.substr(eq + 1));
+    Outcome applied = apply(o, *key, *value);
     if (!applied) return Error{applied.error()};
   }
   return o;

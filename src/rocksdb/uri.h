@@ -2,7 +2,11 @@
 //
 //   zonelab:///abs/path/dev.img[?key=value&key=value...]
 //
-// The path is the device image (absolute; percent-escapes allowed). Keys:
+// The path is the device image (absolute). Percent-escapes (%XX, as in any
+// URI) are decoded in the path and in every key and value, after the URI is
+// split at '?', '&' and '=': `stats=/tmp/a%26b.json` names "/tmp/a&b.json",
+// `%20` is a space, '+' is '+'. An incomplete escape, or %00, is refused.
+// Keys:
 //   timing=modeled|off      real-time pacing of the device (off: every
 //                           command completes at once; host overhead only)
 //   time_scale=X            wall ns per device ns (2: the device runs half
@@ -22,7 +26,8 @@
 //   stats=PATH|none         where statistics go at close and on SIGUSR1
 //                           (default: IMAGE.stats.json)
 //   create=PRESET           make the image with this preset, and the file
-//                           system on it, when the image does not exist
+//                           system on it, when the image does not exist (a
+//                           name that is no preset is refused either way)
 //   finish_threshold=PCT    the file system's finish threshold when
 //                           create= makes it
 //   power_cut_after=N       test hook: the device loses power when it has

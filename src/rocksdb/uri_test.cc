@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "zonelab/config.h"
+
 namespace zonelab::rocksdb_plugin {
 namespace {
 
@@ -45,6 +47,36 @@ TEST(ZonelabUri, EveryOptionIsRead) {
   EXPECT_FALSE(spin_pacing(sleep));
 }
 
+TEST(ZonelabUri, PercentEscapesAreDecodedInThePathAndEveryKeyAndValue) {
+  auto o = parse_uri(
+      "zonelab:///tmp/my%20dir/dev%3Fone.img?ti%6Ding=of%66&create=sm%61ll"
+      "&stats=/tmp/a%26b%3Dc%25.json&sch%65duler=%7Ainc&finish_threshold=1%30");
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(o->image, "/tmp/my dir/dev?one.img");
+  EXPECT_EQ(o->timing, Timing::kOff);
+  EXPECT_EQ(o->create_preset, "small");
+  // An escaped '&' or '=' is a byte of its value, not a separator.
+  EXPECT_EQ(o->stats_path, "/tmp/a&b=c%.json");
+  EXPECT_EQ(o->scheduler, "zinc");
+  EXPECT_EQ(o->finish_threshold_pct, 10u);
+  // '+' is not a space outside HTML forms.
+  EXPECT_EQ(parse_uri("zonelab:///a+b.img")->image, "/a+b.img");
+  // The default statistics path follows the decoded image path.
+  EXPECT_EQ(parse_uri("zonelab:///d%20e.img")->stats_path, "/d e.img.stats.json");
+  // A key is the same key however it is written.
+  auto twice = parse_uri("zonelab:///d.img?gc=on&%67c=off");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().find("given twice"), std::string::npos) << twice.error();
+}
+
+TEST(ZonelabUri, EveryPresetNameIsTakenByCreate) {
+  for (const std::string& name : preset_names()) {
+    auto o = parse_uri("zonelab:///d.img?create=" + name);
+    ASSERT_TRUE(o.ok()) << name << ": " << o.error();
+    EXPECT_EQ(o->create_preset, name);
+  }
+}
+
 TEST(ZonelabUri, BadUrisAreRefusedWithWhatIsWrong) {
   struct Case {
     const char* uri;
@@ -72,6 +104,13 @@ TEST(ZonelabUri, BadUrisAreRefusedWithWhatIsWrong) {
            Case{"zonelab:///d%00.img", "bad %-escape"},
            Case{"zonelab:///d.img?stats=", "needs a path"},
            Case{"zonelab:///d.img?create=", "needs a preset"},
+           Case{"zonelab:///d.img?create=bogus", "create=bogus: not a preset (small, "},
+           Case{"zonelab:///d.img?create=Small", "not a preset"},
+           Case{"zonelab:///d.img?timing=of%6", "the value of timing 'of%6' has a bad %-escape"},
+           Case{"zonelab:///d.img?timing=o%zz", "bad %-escape"},
+           Case{"zonelab:///d.img?ti%6=off", "option 'ti%6' has a bad %-escape"},
+           Case{"zonelab:///d.img?stats=%00", "bad %-escape"},
+           Case{"zonelab:///d.img?timing=of%20f", "timing=of f"},
        }) {
     auto o = parse_uri(c.uri);
     ASSERT_FALSE(o.ok()) << c.uri;
