@@ -23,6 +23,7 @@
 #include <mutex>
 #include <thread>
 
+#include "fs/metadata.h"
 #include "rocksdb/registry.h"
 #include "zonelab/result.h"
 
@@ -313,13 +314,22 @@ KvPhase run_phase(const KvOptions& o, std::string_view name, PhaseControl& contr
   if (background != nullptr) side = std::thread([&] { (*background)(threads, stats[threads]); });
   const auto deadline = reporter.start() + std::chrono::duration_cast<Clock::duration>(
                                                std::chrono::duration<double>(duration_s));
+  const auto poll = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(kKvStopPollSeconds));
   {
     std::unique_lock lock(control.mutex);
     bool timed = duration_s > 0;  // until the deadline has passed
     while (control.running > 0) {
       auto wake = timed ? std::min(reporter.next_report(), deadline) : reporter.next_report();
+      // A signal handler cannot wake a condition variable: the stop flag is
+      // polled.
+      if (o.stop != nullptr && !phase.interrupted) wake = std::min(wake, Clock::now() + poll);
       control.changed.wait_until(lock, wake, [&] { return control.running == 0; });
       if (control.running == 0) break;
+      if (o.stop != nullptr && !phase.interrupted && o.stop->load()) {
+        phase.interrupted = true;
+        control.stop = true;
+      }
       if (timed && Clock::now() >= deadline) {
         control.stop = true;
         timed = false;
@@ -600,6 +610,9 @@ void run_ycsb(const KvOptions& o, RunContext& c, KvResult& result) {
     PhaseControl load;
     result.phases.push_back(load_records(o, c, load, *marker));
     if (take_failure(load, result)) return;
+    // Cut short, the load leaves the marker as it was: a later run loads
+    // the records again from there.
+    if (result.phases.back().interrupted) return;
     if (!write_records_marker(c.db, c.write_options, o.num, result)) return;
   }
   const uint64_t records = std::max(*marker, o.num);
@@ -647,7 +660,9 @@ void run_phases(const KvOptions& o, OpenDb& open, HostInputs& in, KvResult& resu
     c.family = o.verify_keys;
     KvVerify verify;
     result.phases.push_back(verify_keys(o, c, control, in.verify_keys, verify));
-    if (!take_failure(control, result)) result.verify = verify;
+    if (!take_failure(control, result) && !result.phases.back().interrupted) {
+      result.verify = verify;
+    }
     return;
   }
   if (o.workload->family == WorkloadFamily::kYcsb) return run_ycsb(o, c, result);
@@ -704,6 +719,7 @@ Json phase_json(const KvPhase& phase) {
   Json series = Json::array();
   for (double rate : phase.ops_per_s_series) series.push_back(std::round(rate * 10) / 10);
   j["series"] = {{"interval_s", phase.interval_s}, {"ops_per_s", series}};
+  if (phase.interrupted) j["interrupted"] = true;
   return j;
 }
 
@@ -752,9 +768,10 @@ std::optional<std::string> check_kv_options(const KvOptions& o) {
     return fmt::format("--report-interval {}: from {} to {} seconds", o.report_interval_s,
                        kKvReportIntervalSecondsMin, kKvReportIntervalSecondsMax);
   }
-  if (o.db_dir.empty() || o.db_dir[0] != '/' || o.db_dir.size() > kKvDbPathBytesMax) {
-    return fmt::format("--db '{}': an absolute path of at most {} bytes", one_line(o.db_dir),
-                       kKvDbPathBytesMax);
+  // The file system's own rule for its paths, so that the DB directory is
+  // a path `zonelab fs` names the same way (no "//", ".", ".." to resolve).
+  if (fs::FsStatus path = fs::check_path(o.db_dir); !path) {
+    return fmt::format("--db: {}", one_line(path.message()));
   }
   if (o.workload->family == WorkloadFamily::kVerify && o.ack_log_path.empty()) {
     return "kv: --workload verify needs --ack-log PATH (the log a writing run kept)";
@@ -773,7 +790,9 @@ KvResult run_kv(const KvOptions& o) {
   if (!take_host_inputs(o, in, result)) return result;
   auto open = open_db(o, result);
   if (!open) return result;
-  run_phases(o, *open, in, result);
+  // A stop before the DB was open runs no phase; the DB is still closed.
+  if (o.stop == nullptr || !o.stop->load()) run_phases(o, *open, in, result);
+  result.interrupted = o.stop != nullptr && o.stop->load();
   close_db(*open, result);
   return result;
 }
@@ -803,6 +822,7 @@ Json kv_result_json(const KvOptions& o, const KvResult& r) {
     j["distribution"] = std::string(key_distribution_name(o.workload->distribution));
     j["records"] = r.records;
   }
+  if (r.interrupted) j["interrupted"] = true;
   for (const KvPhase& phase : r.phases) j[phase.name] = phase_json(phase);
   if (r.verify) {
     j["verify"] = {{"listed", r.verify->listed},

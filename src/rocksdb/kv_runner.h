@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -41,7 +42,6 @@ inline constexpr uint64_t kKvTargetFileBytesMax = 64ULL << 30;
 inline constexpr uint32_t kKvBackgroundJobsMax = 64;
 inline constexpr uint64_t kKvWriteRateBytesPerSecondMax = 1ULL << 40;
 inline constexpr uint64_t kKvAckLogLinesMax = 100'000'000;
-inline constexpr size_t kKvDbPathBytesMax = 1024;
 
 // Where a running phase is, for progress lines.
 struct KvProgress {
@@ -73,7 +73,14 @@ struct KvOptions {
   std::string ack_log_path;                               // empty: none
   WorkloadFamily verify_keys = WorkloadFamily::kDbBench;  // which keys `verify` reads
   std::function<void(const KvProgress&)> progress;        // each report interval
+  // Set (by a signal handler, say) to end the run early: the threads stop
+  // taking operations within kKvStopPollSeconds, no later phase starts, and
+  // the DB is closed as at a normal end. Null: the run ends on its own.
+  const std::atomic<bool>* stop = nullptr;
 };
+
+// How often a running phase looks at KvOptions::stop.
+inline constexpr double kKvStopPollSeconds = 0.05;
 
 // Bounds and combinations; the message names the option.
 std::optional<std::string> check_kv_options(const KvOptions& options);
@@ -93,6 +100,7 @@ struct KvPhase {
   std::array<KvOpStats, kOpTypeCount> by_type;
   double interval_s = 1.0;
   std::vector<double> ops_per_s_series;  // one per report interval (the last may be shorter)
+  bool interrupted = false;              // KvOptions::stop ended it early
   uint64_t ops() const;
   uint64_t bytes() const;
 };
@@ -121,6 +129,9 @@ struct KvResult {
   std::string compression;
   nlohmann::ordered_json rocksdb;  // RocksDB's statistics that matter
   nlohmann::ordered_json session;  // Session::stats_json without the zones
+  // KvOptions::stop ended the run: `phases` hold what ran (the last one cut
+  // short), and `verify` is left out (not every key was read).
+  bool interrupted = false;
   bool ok() const { return failure == KvFailure::kNone; }
 };
 

@@ -3,16 +3,20 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "stack/stack_report.h"
 
@@ -66,6 +70,93 @@ void start_stats_signal() {
   });
 }
 
+// Why the image's device cannot hold a file system, if it cannot: mount
+// would only say there is none, and mkfs, which it suggests, refuses these.
+std::optional<std::string> no_file_system_can_live_on(const Stack& stack) {
+  const std::string& backing = stack.config().store.backing;
+  if (backing == "memory") {
+    return std::string(
+        "a memory-backed image (store.backing = memory) keeps no data between processes, so no "
+        "file system can live on it; create the image with file backing (zonelab create IMAGE "
+        "--set store.backing=file, then zonelab mkfs IMAGE)");
+  }
+  if (!stack.stores_data()) {
+    return fmt::format(
+        "the image stores no data (store.backing = {}), so no file system can live on it; create "
+        "the image with file backing (zonelab create IMAGE --set store.backing=file, then zonelab "
+        "mkfs IMAGE)",
+        backing.empty() ? "none" : backing);
+  }
+  return std::nullopt;
+}
+
+// SIGINT and SIGTERM, in a program that leaves them to their default
+// action (db_bench): the first -> a byte into a pipe -> a thread that
+// writes every session's statistics and closes it as at exit (journal
+// committed, image saved), then ends the process by the signal's default
+// action, as it would have ended without the plugin. A second signal, or
+// one the pipe cannot take, takes the default action at once.
+int g_stop_pipe[2] = {-1, -1};
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int signal) {
+  if (g_stop_signal == 0) {
+    g_stop_signal = signal;
+    int saved = errno;
+    auto byte = static_cast<char>(signal);
+    bool sent = ::write(g_stop_pipe[1], &byte, 1) == 1;
+    errno = saved;
+    if (sent) return;
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+[[noreturn]] void end_by_signal(int signal) {
+  // What the program printed so far goes out, as at a normal end.
+  std::fflush(nullptr);
+  ::signal(signal, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, signal);
+  ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(signal);
+  std::_Exit(128 + signal);  // not reached: the default action ends the process
+}
+
+void start_stop_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<int> ours;
+    for (int signal : {SIGINT, SIGTERM}) {
+      struct sigaction current;
+      // A program's own handler, or a signal ignored, is left as it is.
+      if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+        ours.push_back(signal);
+      }
+    }
+    if (ours.empty() || ::pipe2(g_stop_pipe, O_CLOEXEC) != 0) return;
+    std::thread([] {
+      char byte = 0;
+      for (;;) {
+        ssize_t n = ::read(g_stop_pipe[0], &byte, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        break;
+      }
+      Session::close_all_at_exit();
+      end_by_signal(static_cast<unsigned char>(byte));
+    }).detach();
+    for (int signal : ours) {
+      struct sigaction action {};
+      action.sa_handler = on_stop_signal;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESTART;
+      ::sigaction(signal, &action, nullptr);
+    }
+  });
+}
+
 bool exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -102,6 +193,9 @@ Result<std::unique_ptr<Session>> Session::make(const UriOptions& options) {
   so.realtime_options.spin_ns = spin_pacing(options) ? so.realtime_options.spin_ns : 0;
   auto stack = Stack::open(options.image, so);
   if (!stack) return Error{stack.error()};
+  if (auto why = no_file_system_can_live_on(**stack)) {
+    return Error{fmt::format("{}: {}", options.image, *why)};
+  }
   for (const std::string& note : (*stack)->notes()) {
     std::fprintf(stderr, "zonelab: %s\n", one_line(note).c_str());
   }
@@ -138,6 +232,7 @@ Result<std::shared_ptr<Session>> Session::open(const UriOptions& options) {
   std::shared_ptr<Session> session(std::move(made).value());
   r.open[options.image] = session;
   start_stats_signal();
+  start_stop_signals();
   static std::once_flag at_exit;
   std::call_once(at_exit, [] { std::atexit(&Session::close_all_at_exit); });
   return session;

@@ -9,6 +9,12 @@
 // real-time driver's pacing and CPU use) go as one JSON object to the
 // URI's stats path at close, and whenever the process gets SIGUSR1 (unless
 // the program handles SIGUSR1 itself).
+//
+// SIGINT and SIGTERM, when the program leaves them to their default action
+// (db_bench does): the first writes the statistics and closes every session
+// as close_all_at_exit() does, then takes the signal's default action (the
+// process ends as it would have: 130 / 143 in a shell); a second one during
+// that takes the default action at once.
 #pragma once
 
 #include <memory>

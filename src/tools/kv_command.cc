@@ -2,10 +2,13 @@
 #include "tools/kv_command.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 
 #include "common/units.h"
@@ -264,9 +267,10 @@ void print_phase(const kv::KvOptions& o, const kv::KvPhase& phase) {
   double ops_per_s = phase.seconds > 0 ? static_cast<double>(ops) / phase.seconds : 0;
   fmt::print(
       "{:<18}: {:>11.3f} micros/op {:>9.0f} ops/sec {:>9.3f} seconds {:>10} operations; "
-      "{:>7.1f} MB/s\n",
+      "{:>7.1f} MB/s{}\n",
       label, micros_per_op, ops_per_s, phase.seconds, ops,
-      phase.seconds > 0 ? static_cast<double>(phase.bytes()) / phase.seconds / 1e6 : 0.0);
+      phase.seconds > 0 ? static_cast<double>(phase.bytes()) / phase.seconds / 1e6 : 0.0,
+      phase.interrupted ? " (interrupted)" : "");
   for (size_t i = 0; i < kv::kOpTypeCount; ++i) {
     const kv::KvOpStats& s = phase.by_type[i];
     if (s.ops == 0) continue;
@@ -342,6 +346,43 @@ void print_table(const kv::KvOptions& o, const kv::KvResult& r) {
   }
   print_stats(r);
 }
+
+// --- SIGINT and SIGTERM: the first stops the run, the second ends the process
+
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_stop_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+void on_stop_signal(int signal) {
+  if (g_stop_signal != 0) {
+    // The second: the default action (the process ends by the signal) now.
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_stop_signal = signal;
+  g_stop.store(true);
+}
+
+// Installs the handlers, except for a signal the parent set to be ignored
+// (a shell's background job): it stays ignored.
+void catch_stop_signals() {
+  for (int signal : {SIGINT, SIGTERM}) {
+    struct sigaction current {};
+    if (::sigaction(signal, nullptr, &current) != 0 || current.sa_handler == SIG_IGN) continue;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
+const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// The shells' code for a process a signal ended: 130 for SIGINT, 143 for
+// SIGTERM (what fio and db_bench users see when they stop a run).
+int interrupted_exit_code(int signal) { return 128 + signal; }
 
 int fail(const kv::KvResult& r) {
   fmt::print(stderr, "zonelab: error: {}\n", one_line(r.error, 1000));
@@ -428,15 +469,31 @@ int run_kv_command(const KvCommandOptions& c) {
     fmt::print(stderr, "progress: {} {:.1f} s, {} ops, {:.0f} ops/s\n", p.phase, p.elapsed_s, p.ops,
                p.ops_per_s);
   };
+  o.stop = &g_stop;
+  catch_stop_signals();
   kv::KvResult r = kv::run_kv(o);
   if (!r.ok()) return fail(r);
+  // A signal that came while the DB closed stopped nothing, but it was
+  // still sent to end the run: it decides the exit code all the same.
+  const int signal = g_stop_signal;
   if (c.json) {
     Json out = status_json(Status::kSuccess);
     out.update(kv::kv_result_json(o, r));
+    if (signal != 0) {
+      out["interrupted"] = true;
+      out["signal"] = signal_name(signal);
+    }
     print_json(out);
   } else {
     print_table(o, r);
+    if (signal != 0) {
+      fmt::print(
+          "interrupted by {}: the threads stopped taking operations; above is what ran, "
+          "the DB is closed and the image saved\n",
+          signal_name(signal));
+    }
   }
+  if (signal != 0) return interrupted_exit_code(signal);
   if (r.verify && !r.verify->clean()) {
     fmt::print(stderr, "zonelab: verify failed: {} of {} acknowledged keys missing, {} wrong\n",
                r.verify->missing, r.verify->listed, r.verify->wrong);
