@@ -1,26 +1,36 @@
 #!/usr/bin/env python3
-"""RocksDB on zonelab:// killed and power-cut, over and over. Three kinds of
-crash, in turn, each on a database that lives on across the iterations:
+"""RocksDB on zonelab:// killed and power-cut, over and over, with workloads
+of many shapes: value sizes from 100 B to 1 MiB, memtables from 64 KiB to
+64 MiB, one to four threads (concurrent memtable writes), column families,
+RocksDB's direct I/O options, `zonelab kv` and stock db_bench, with and
+without sync; and a device with a volatile write cache. Each scenario keeps
+its own image and database, which live on across its iterations, so crashes
+land on databases of every age.
 
-  kill      `zonelab kv --workload fillrandom --sync --ack-log` killed with
-            SIGKILL at a random instant (small memtables and tables, so that
-            flushes and compactions run all the time);
-  power     the same run with --power-cut-after N (random N): the device
-            loses power between two commands, every I/O after fails;
-  db_bench  stock db_bench (the plugin preloaded) filling with --sync=1,
-            killed at a random instant;
-  volatile  the kill on a second database whose device has a volatile
-            write cache (buffer.power_loss_protection=off): the kill is a
-            power cut that loses what the buffer held and no Flush covered,
-            so what sync acknowledged must have been flushed.
+A crash is one of:
+  kill   SIGKILL at a random instant;
+  power  (kv) --power-cut-after N: the device loses power between two
+         commands (N random), every I/O after fails.
 
-After each: `zonelab fs fsck` must find the file system clean, and for kv
-`zonelab kv --workload verify` must find every key the log lists (every
-write RocksDB acknowledged, with sync on) with its value; for db_bench the
-database must open and read. Prints the iterations, the acknowledged writes
-at each kill, and what recovery had to do.
+After each crash:
+  1. `zonelab fs fsck` must exit 0. Its last check opens every RocksDB
+     database on the file system read-only (so "clean" means the database
+     opens); and
+  2. the database must open for the tool and hold what was acknowledged:
+     kv    `zonelab kv --workload verify` reads back every key the ack log
+           lists (each write RocksDB acknowledged with sync on) and checks
+           its value;
+     db_bench fillseq (synced, a fresh database each time): the keys the
+           progress lines counted as finished before the kill are all
+           there (`ldb dump --count_only`, every column family);
+     db_bench otherwise: the database opens and reads (readrandom).
 
-usage: rocksdb_crash_test.py ZONELAB PLUGIN [--seconds S] [--min-iterations N] [--seed S]
+Prints, per scenario, the crashes, the acknowledged writes at each kill,
+and what recovery did (the image's command journal replayed, a file's tail
+given back, a torn journal tail); the run fails on the first few failures.
+
+usage: rocksdb_crash_test.py ZONELAB PLUGIN [--seconds S] [--min-iterations N]
+                             [--iterations N] [--seed S] [--only NAME,...]
 """
 import argparse
 import os
@@ -33,157 +43,275 @@ import sys
 import tempfile
 import time
 
+KIB = 1024
+MIB = 1024 * 1024
+
+# name: tool, crash kinds, and the tool's options. "num" is the key range;
+# "acks" marks a kv writer whose acknowledged keys are checked.
+SCENARIOS = [
+    {"name": "kv-100B-64KiB", "tool": "kv", "crashes": ["kill", "power"],
+     "args": ["--workload", "fillrandom", "--num", "200000", "--value-size", "100",
+              "--write-buffer-size", "64KiB", "--target-file-size", "256KiB", "--sync"]},
+    {"name": "kv-1MiB-1MiB", "tool": "kv", "crashes": ["kill", "power"],
+     "args": ["--workload", "fillrandom", "--num", "1000", "--value-size", "1MiB",
+              "--write-buffer-size", "1MiB", "--target-file-size", "2MiB", "--sync"]},
+    {"name": "kv-4KiB-4threads", "tool": "kv", "crashes": ["kill"],
+     "args": ["--workload", "fillrandom", "--num", "100000", "--value-size", "4KiB",
+              "--write-buffer-size", "256KiB", "--target-file-size", "1MiB", "--threads", "4",
+              "--sync"]},
+    {"name": "kv-64KiB-64MiB", "tool": "kv", "crashes": ["kill"],
+     "args": ["--workload", "overwrite", "--num", "10000", "--value-size", "64KiB",
+              "--write-buffer-size", "64MiB", "--target-file-size", "8MiB", "--sync"]},
+    {"name": "kv-volatile-cache", "tool": "kv", "crashes": ["kill"],
+     "create": ["--preset", "small", "--set", "buffer.size=1MiB",
+                "--set", "buffer.power_loss_protection=off"],
+     "args": ["--workload", "fillrandom", "--num", "200000", "--value-size", "100",
+              "--write-buffer-size", "256KiB", "--target-file-size", "512KiB", "--sync"]},
+    {"name": "db_bench-fillseq-1MiB", "tool": "db_bench", "crashes": ["kill"], "fresh": True,
+     "window": [1.5, 5.0],
+     "args": ["--benchmarks=fillseq", "--sync=1", "--value_size=1048576", "--num=2000",
+              "--write_buffer_size=4194304", "--target_file_size_base=4194304"]},
+    {"name": "db_bench-fillseq-3cf", "tool": "db_bench", "crashes": ["kill"], "fresh": True,
+     "args": ["--benchmarks=fillseq", "--sync=1", "--value_size=1000", "--num=400000",
+              "--num_column_families=3", "--write_buffer_size=65536",
+              "--target_file_size_base=262144"]},
+    {"name": "db_bench-direct-2threads", "tool": "db_bench", "crashes": ["kill"],
+     "args": ["--benchmarks=fillrandom", "--sync=1", "--value_size=16384", "--num=20000",
+              "--threads=2", "--allow_concurrent_memtable_write=1",
+              "--use_direct_io_for_flush_and_compaction=1", "--use_direct_reads=1",
+              "--write_buffer_size=1048576", "--target_file_size_base=1048576"]},
+    {"name": "db_bench-nosync-4threads", "tool": "db_bench", "crashes": ["kill"],
+     "args": ["--benchmarks=fillrandom", "--sync=0", "--value_size=200", "--num=500000",
+              "--threads=4", "--write_buffer_size=8388608", "--target_file_size_base=2097152"]},
+]
+
+KV_COMMON = ["--timing", "off", "--pacing", "sleep", "--seed", "1", "--quiet"]
+
+
+def value_size(args):
+    return args[args.index("--value-size") + 1] if "--value-size" in args else "100"
+
+
+class Run:
+    def __init__(self, zonelab, plugin, work, rng):
+        self.zonelab = zonelab
+        self.plugin = plugin
+        self.work = work
+        self.rng = rng
+        self.db_bench = shutil.which("db_bench")
+        self.ldb = shutil.which("ldb")
+        self.failures = []
+        self.stats = {}
+
+    def image(self, s):
+        return os.path.join(self.work, s["name"] + ".img")
+
+    def acks(self, s):
+        return os.path.join(self.work, s["name"] + ".acks")
+
+    def stat(self, s):
+        return self.stats.setdefault(s["name"], {"kill": 0, "power": 0, "acked": [],
+                                                 "replays": 0, "tails": 0, "torn": 0,
+                                                 "db_opens": 0, "verified": 0})
+
+    def fail(self, what):
+        self.failures.append(what)
+        print("FAIL: " + what, flush=True)
+
+    def make_image(self, s):
+        img = self.image(s)
+        if os.path.exists(img):
+            return True
+        for argv in (["create", img] + s.get("create", ["--preset", "small"]),
+                     ["mkfs", img]):
+            p = subprocess.run([self.zonelab] + argv, capture_output=True, text=True)
+            if p.returncode != 0:
+                self.fail("%s: %s: %s" % (s["name"], argv[0], p.stderr[-400:]))
+                return False
+        open(self.acks(s), "w").close()
+        return True
+
+    def uri(self, s):
+        return "zonelab://%s?timing=off&pacing=sleep&stats=none" % self.image(s)
+
+    def fsck(self, s, where):
+        p = subprocess.run([self.zonelab, "fs", "fsck", self.image(s)], capture_output=True,
+                           text=True)
+        st = self.stat(s)
+        for note, key in (("replayed", "replays"), ("recovered from zone", "tails"),
+                          ("not replayed", "torn")):
+            if note in p.stdout + p.stderr:
+                st[key] += 1
+        if p.returncode != 0:
+            self.fail("%s: fsck exit %d: %s %s" % (where, p.returncode, p.stdout[-800:],
+                                                   p.stderr[-400:]))
+            return False
+        if "opens (" in p.stdout:
+            st["db_opens"] += 1
+        return True
+
+    # --- kv
+
+    def kv_crash(self, s, kind, where):
+        lines_before = sum(1 for _ in open(self.acks(s)))
+        argv = [self.zonelab, "kv", self.image(s), "--ack-log", self.acks(s)] + s["args"] + \
+            KV_COMMON
+        st = self.stat(s)
+        if kind == "power":
+            n = self.rng.randint(50, 4000)
+            p = subprocess.run(argv + ["--power-cut-after", str(n)], capture_output=True,
+                               text=True, timeout=300)
+            if p.returncode not in (0, 3):
+                self.fail("%s: exit %d: %s" % (where, p.returncode, p.stderr[-600:]))
+                return False
+        else:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(self.rng.uniform(*s.get("window", [0.3, 2.5])))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        st[kind] += 1
+        st["acked"].append(sum(1 for _ in open(self.acks(s))) - lines_before)
+        return True
+
+    def kv_verify(self, s, where):
+        p = subprocess.run([self.zonelab, "kv", self.image(s), "--workload", "verify",
+                            "--ack-log", self.acks(s), "--value-size", value_size(s["args"])] +
+                           KV_COMMON, capture_output=True, text=True)
+        m = re.search(r"verify: (\d+) keys listed, (\d+) found, (\d+) missing, (\d+) wrong",
+                      p.stdout)
+        if p.returncode != 0 or m is None or int(m.group(3)) or int(m.group(4)):
+            self.fail("%s: verify exit %d: %s %s" % (where, p.returncode, p.stdout[-600:],
+                                                     p.stderr[-600:]))
+            return
+        self.stat(s)["verified"] += 1
+
+    # --- db_bench
+
+    def bench_env(self):
+        return dict(os.environ, LD_PRELOAD=self.plugin)
+
+    def cf_count(self, s):
+        for a in s["args"]:
+            if a.startswith("--num_column_families="):
+                return int(a.split("=")[1])
+        return 1
+
+    def db_dir(self, s):
+        return "/" + s["name"]
+
+    def bench_crash(self, s, where):
+        argv = [self.db_bench, "--fs_uri=" + self.uri(s), "--db=" + self.db_dir(s),
+                "--histogram=0", "--statistics=0", "--compression_type=none",
+                "--use_existing_db=%d" % (0 if s.get("fresh") else 1)] + s["args"]
+        if not s.get("fresh") and self.stat(s)["kill"] == 0:
+            argv[argv.index("--use_existing_db=1")] = "--use_existing_db=0"
+        err_path = os.path.join(self.work, "db_bench.err")
+        with open(err_path, "w") as err:
+            proc = subprocess.Popen(argv, env=self.bench_env(), stdout=subprocess.DEVNULL,
+                                    stderr=err)
+            time.sleep(self.rng.uniform(*s.get("window", [0.5, 3.0])))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        # "... finished N ops" goes to stderr after N operations returned.
+        done = [int(x) for x in re.findall(rb"finished (\d+) ops", open(err_path, "rb").read())]
+        st = self.stat(s)
+        st["kill"] += 1
+        st["acked"].append(max(done) if done else 0)
+        return True
+
+    def bench_verify(self, s, where):
+        st = self.stat(s)
+        if s.get("fresh"):
+            # fillseq: the first `acked` keys of the key range are in the
+            # database (spread over the column families, each its share).
+            acked = st["acked"][-1]
+            total = 0
+            cfs = ["default"] + ["column_family_name_%06d" % i for i in range(1, self.cf_count(s))]
+            for cf in cfs:
+                p = subprocess.run([self.ldb, "--fs_uri=" + self.uri(s), "--db=" + self.db_dir(s),
+                                    "--column_family=" + cf, "dump", "--count_only"],
+                                   env=self.bench_env(), capture_output=True, text=True)
+                m = re.search(r"Keys in range: (\d+)", p.stdout)
+                if p.returncode != 0 or m is None:
+                    self.fail("%s: ldb dump of %s exit %d: %s %s" % (
+                        where, cf, p.returncode, p.stdout[-400:], p.stderr[-400:]))
+                    return
+                total += int(m.group(1))
+            if total < acked:
+                self.fail("%s: %d keys in the database, %d acknowledged" % (where, total, acked))
+                return
+        else:
+            p = subprocess.run([self.db_bench, "--fs_uri=" + self.uri(s),
+                                "--db=" + self.db_dir(s), "--benchmarks=readrandom",
+                                "--use_existing_db=1", "--reads=500", "--histogram=0",
+                                "--num_column_families=%d" % self.cf_count(s)] +
+                               [a for a in s["args"] if a.startswith("--num=")],
+                               env=self.bench_env(), capture_output=True, text=True)
+            if p.returncode != 0:
+                self.fail("%s: the database does not open after the kill: %s" % (
+                    where, (p.stdout + p.stderr)[-600:]))
+                return
+        st["verified"] += 1
+
+    def iteration(self, s, i):
+        if not self.make_image(s):
+            return
+        kind = s["crashes"][i % len(s["crashes"])]
+        where = "%s %s %d" % (s["name"], kind, i)
+        if s["tool"] == "kv":
+            if self.kv_crash(s, kind, where) and self.fsck(s, where):
+                self.kv_verify(s, where)
+        else:
+            if self.bench_crash(s, where) and self.fsck(s, where):
+                self.bench_verify(s, where)
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("zonelab")
     ap.add_argument("plugin")
     ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--min-iterations", type=int, default=15)
+    ap.add_argument("--min-iterations", type=int, default=len(SCENARIOS))
+    ap.add_argument("--iterations", type=int, default=0, help="stop after this many (0: time)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--only", default="", help="scenario names, comma-separated")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
     a = ap.parse_args()
-    zonelab = os.path.abspath(a.zonelab)
-    plugin = os.path.abspath(a.plugin)
-    db_bench = shutil.which("db_bench")
-    rng = random.Random(a.seed)
+    scenarios = [s for s in SCENARIOS if not a.only or s["name"] in a.only.split(",")]
+    if not shutil.which("db_bench") or not shutil.which("ldb"):
+        scenarios = [s for s in scenarios if s["tool"] == "kv"]
     work = tempfile.mkdtemp(prefix="zonelab-rocksdb-crash-")
-    kv_image = os.path.join(work, "kv.img")
-    bench_image = os.path.join(work, "bench.img")
-    ack = os.path.join(work, "acks.txt")
-    open(ack, "w").close()
-    vc_image = os.path.join(work, "volatile.img")
-    vc_ack = os.path.join(work, "volatile-acks.txt")
-    open(vc_ack, "w").close()
-    small_lsm = ["--write-buffer-size", "256KiB", "--target-file-size", "512KiB",
-                 "--timing", "off", "--pacing", "sleep", "--seed", "1", "--quiet"]
-    failures = []
-    stats = {"kill": 0, "power": 0, "db_bench": 0, "volatile": 0, "acked_at_kill": [],
-             "replays": 0,
-             "tails": 0, "torn_journal": 0, "power_cut_after": []}
-
-    def fsck(image, what):
-        p = subprocess.run([zonelab, "fs", "fsck", image], capture_output=True, text=True)
-        if p.returncode != 0:
-            failures.append("%s: fsck exit %d: %s %s" % (what, p.returncode, p.stdout[-600:],
-                                                        p.stderr[-600:]))
-            return False
-        return True
-
-    def verify(what, image=kv_image, acks=ack):
-        p = subprocess.run([zonelab, "kv", image, "--workload", "verify", "--ack-log", acks,
-                            "--timing", "off", "--pacing", "sleep", "--seed", "1", "--quiet"],
-                           capture_output=True, text=True)
-        m = re.search(r"verify: (\d+) keys listed, (\d+) found, (\d+) missing, (\d+) wrong",
-                      p.stdout)
-        if p.returncode != 0 or m is None or int(m.group(3)) or int(m.group(4)):
-            failures.append("%s: verify exit %d: %s %s" % (what, p.returncode, p.stdout[-800:],
-                                                          p.stderr[-800:]))
-            return
-        for note, key in (("replayed", "replays"), ("recovered from zone", "tails"),
-                          ("not replayed", "torn_journal")):
-            if note in p.stderr:
-                stats[key] += 1
-
-    def kv_writer(extra, image=kv_image, acks=ack):
-        return subprocess.Popen(
-            [zonelab, "kv", image, "--create", "small", "--workload", "fillrandom",
-             "--num", "200000", "--sync", "--ack-log", acks] + small_lsm + extra,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-    def lines(path):
-        with open(path) as f:
-            return sum(1 for _ in f)
-
-    def kill_iteration(i):
-        before = lines(ack)
-        proc = kv_writer([])
-        time.sleep(rng.uniform(0.3, 2.5))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
-        stats["kill"] += 1
-        stats["acked_at_kill"].append(lines(ack) - before)
-        if fsck(kv_image, "kill %d" % i):
-            verify("kill %d" % i)
-
-    def power_iteration(i):
-        n = rng.randint(50, 4000)
-        stats["power_cut_after"].append(n)
-        proc = kv_writer(["--power-cut-after", str(n)])
-        try:
-            _, err = proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            failures.append("power %d: the run did not stop after the power cut" % i)
-            return
-        if proc.returncode not in (0, 3):
-            failures.append("power %d: exit %d: %s" % (i, proc.returncode, err[-600:]))
-            return
-        stats["power"] += 1
-        if fsck(kv_image, "power %d" % i):
-            verify("power %d" % i)
-
-    def db_bench_iteration(i):
-        uri = "zonelab://%s?timing=off&pacing=sleep&create=small&stats=none" % bench_image
-        env = dict(os.environ, LD_PRELOAD=plugin)
-        common = [db_bench, "--fs_uri=" + uri, "--num=100000", "--write_buffer_size=262144",
-                  "--target_file_size_base=524288", "--histogram=0"]
-        proc = subprocess.Popen(common + ["--benchmarks=fillrandom", "--sync=1",
-                                          "--use_existing_db=%d" % (1 if i > 2 else 0)],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.5, 2.5))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
-        stats["db_bench"] += 1
-        if not fsck(bench_image, "db_bench %d" % i):
-            return
-        p = subprocess.run(common + ["--benchmarks=readrandom", "--use_existing_db=1",
-                                     "--reads=2000"], env=env, capture_output=True, text=True)
-        if p.returncode != 0:
-            failures.append("db_bench %d: the database does not open after the kill: %s" %
-                            (i, (p.stdout + p.stderr)[-600:]))
-
-    def volatile_iteration(i):
-        if not os.path.exists(vc_image):
-            for argv in (["create", vc_image, "--preset", "small", "--set", "buffer.size=1MiB",
-                          "--set", "buffer.power_loss_protection=off"], ["mkfs", vc_image]):
-                p = subprocess.run([zonelab] + argv, capture_output=True, text=True)
-                if p.returncode != 0:
-                    failures.append("volatile: %s: %s" % (argv[0], p.stderr[-600:]))
-                    return
-        proc = kv_writer([], vc_image, vc_ack)
-        time.sleep(rng.uniform(0.3, 2.5))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate()
-        stats["volatile"] += 1
-        if fsck(vc_image, "volatile %d" % i):
-            verify("volatile %d" % i, vc_image, vc_ack)
-
-    kinds = [kill_iteration, power_iteration, volatile_iteration] + \
-        ([db_bench_iteration] if db_bench else [])
+    run = Run(os.path.abspath(a.zonelab), os.path.abspath(a.plugin), work, random.Random(a.seed))
     started = time.monotonic()
     i = 0
     try:
-        while (time.monotonic() - started < a.seconds or i < a.min_iterations) and \
-                len(failures) < 3:
-            kinds[i % len(kinds)](i)
+        while len(run.failures) < 3:
+            if a.iterations:
+                if i >= a.iterations:
+                    break
+            elif time.monotonic() - started >= a.seconds and i >= a.min_iterations:
+                break
+            run.iteration(scenarios[i % len(scenarios)], i // len(scenarios))
             i += 1
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-    acked = stats["acked_at_kill"]
-    print("seed %d: %d crashes in %.0f s: %d kills of kv (acknowledged writes before the kill: "
-          "%s), %d power cuts (after %s commands), %d kills of db_bench, %d kills of kv on a "
-          "volatile write cache; recovery replayed the image's journal %d times, gave back a "
-          "file's tail %d times, left a torn journal tail %d times" % (
-              a.seed, i, time.monotonic() - started, stats["kill"],
-              "none" if not acked else "%d-%d, median %d" % (min(acked), max(acked),
-                                                            sorted(acked)[len(acked) // 2]),
-              stats["power"], stats["power_cut_after"], stats["db_bench"], stats["volatile"],
-              stats["replays"],
-              stats["tails"], stats["torn_journal"]))
-    for f in failures:
+        if a.keep:
+            print("work directory: " + work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print("seed %d: %d crashes in %.0f s" % (a.seed, i, time.monotonic() - started))
+    for name, st in run.stats.items():
+        acked = sorted(st["acked"])
+        print("  %-26s %3d kills %3d power cuts; acknowledged at the crash %s; verified %d; "
+              "fsck opened the database %d; recovery replayed the image journal %d, gave "
+              "back a tail %d, left a torn journal tail %d" % (
+                  name, st["kill"], st["power"],
+                  "none" if not acked else "%d-%d (median %d)" % (acked[0], acked[-1],
+                                                                   acked[len(acked) // 2]),
+                  st["verified"], st["db_opens"], st["replays"], st["tails"], st["torn"]))
+    for f in run.failures:
         print("FAIL: " + f)
-    print("%d passed, %d failed" % (i - len(failures), len(failures)))
-    return 1 if failures else 0
+    print("%d passed, %d failed" % (i - len(run.failures), len(run.failures)))
+    return 1 if run.failures else 0
 
 
 if __name__ == "__main__":

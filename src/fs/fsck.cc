@@ -39,7 +39,10 @@ ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
     report.problems.push_back(recovered.status().message());
   } else {
     report.journal_groups = recovered->groups;
-    for (const std::string& p : recovered->problems) report.problems.push_back(p);
+    // Damage comes with what it loses among the mount's cuts (below).
+    for (const std::string& p : recovered->problems) {
+      if (p != recovered->damage) report.problems.push_back(p);
+    }
     replayed.emplace();
     for (const auto* list : {&recovered->header.snapshot, &recovered->records}) {
       for (const Record& r : *list) {

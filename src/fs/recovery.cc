@@ -95,7 +95,13 @@ FsStatus ZonedFs::recover() {
   // zone's tail cannot be told to belong to anyone.
   if (rec.damage.empty()) recover_tails();
   journal_ = std::make_unique<Journal>(io_, superblock_, rec);
-  notes_.insert(notes_.begin(), rec.problems.begin(), rec.problems.end());
+  // The journal's findings first; damage is reported once, among the cuts,
+  // with what it loses.
+  std::vector<std::string> found;
+  for (const std::string& p : rec.problems) {
+    if (p != rec.damage) found.push_back(p);
+  }
+  notes_.insert(notes_.begin(), found.begin(), found.end());
   if (options_.read_only) return {};
 
   // From here on the device changes: the metadata zones left behind hold
@@ -215,10 +221,10 @@ void ZonedFs::cut_at_journal_damage(const Recovered& rec) {
     }
   }
   cuts_.push_back(
-      fmt::format("journal: cut at its damage; {} later groups ({} records, {} of "
-                  "which do not apply without the damaged group) are lost; what "
-                  "the damaged group itself held is not known",
-                  rec.groups_after_damage, rec.records_after_damage.size(), unapplied));
+      fmt::format("{}: the journal ends there; {} later groups that check ({} "
+                  "records, {} of which do not apply without the damaged group) "
+                  "are lost, and what the damaged group held is not known",
+                  rec.damage, rec.groups_after_damage, rec.records_after_damage.size(), unapplied));
   for (const auto& [path, id] : later.names()) {
     const FileNode* now = meta_.lookup(path);
     const FileNode* then = later.file(id);

@@ -180,7 +180,9 @@ class ZonedFs {
   FsResult<FileStat> stat(const std::string& path) const;
   bool exists(const std::string& path) const;
   FsStatus remove(const std::string& path);
-  // Replaces a file at `to`, atomically.
+  // Renames a file (replacing a file at `to`) or a directory with
+  // everything below it (replacing an empty directory at `to`), atomically:
+  // one journal record, durable when the call returns.
   FsStatus rename(const std::string& from, const std::string& to);
   FsStatus link(const std::string& from, const std::string& to);
   FsStatus truncate(const std::string& path, uint64_t size);

@@ -18,6 +18,7 @@
 
 #include "common/units.h"
 #include "fs/zoned_fs.h"
+#include "rocksdb/db_check.h"
 
 namespace zonelab::cli {
 namespace {
@@ -86,6 +87,8 @@ void add_fs_subcommands(CLI::App* fs, FsRequest& r) {
   add_fs_subcommand(fs, r, "df", "space: free, used, reclaimable; write amplification");
   auto* fsck = add_fs_subcommand(fs, r, "fsck", "check the file system (exit 3 on damage)");
   fsck->add_flag("--repair", r.repair, "mend what can be mended (opens the image for writing)");
+  fsck->add_flag("--skip-databases", r.skip_databases,
+                 "do not open the RocksDB databases found (a directory with a CURRENT file)");
   add_fs_subcommand(fs, r, "dump", "the superblock, every directory, file and zone as JSON");
   auto* backup = add_fs_subcommand(fs, r, "backup", "copy every directory and file to DIR");
   backup->add_option("DIR", r.path, "host directory (made if missing)")->required();
@@ -497,14 +500,18 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
 struct FsckOutcome {
   std::vector<std::string> problems;
   std::vector<std::string> repairs;
+  std::vector<std::string> losses;     // what a repair gave up
   std::vector<std::string> remaining;  // after repairs
   std::vector<std::string> notes;      // what recovery did or noticed, not a problem
   uint64_t files = 0;
   uint64_t extents = 0;
   uint64_t journal_groups = 0;
+  std::vector<rocksdb_plugin::DbCheck> databases;
   bool repaired = false;
   std::string unmountable;  // why the file system does not mount, if it does not
-  bool clean() const { return repaired ? remaining.empty() : problems.empty(); }
+  // A repair that lost data is no clean outcome: what the lost records or
+  // cut files held is gone, and a program may not open its files.
+  bool clean() const { return repaired ? remaining.empty() && losses.empty() : problems.empty(); }
 };
 
 void print_fsck_report(const FsRequest& r, const FsckOutcome& o) {
@@ -514,18 +521,42 @@ void print_fsck_report(const FsRequest& r, const FsckOutcome& o) {
                 {"clean", o.clean()},
                 {"problems", o.problems},
                 {"repairs", o.repairs},
+                {"losses", o.losses},
                 {"notes", o.notes},
                 {"files", o.files},
                 {"extents", o.extents},
                 {"journal_groups", o.journal_groups}});
     if (o.repaired) out["remaining_problems"] = o.remaining;
+    Json dbs = Json::array();
+    for (const auto& d : o.databases) {
+      dbs.push_back({{"dir", d.dir},
+                     {"opened", d.opened},
+                     {"unchecked", d.unchecked},
+                     {"error", d.error},
+                     {"column_families", d.column_families},
+                     {"table_files", d.table_files},
+                     {"wal_files", d.wal_files},
+                     {"options_file", d.options_file != 0}});
+    }
+    out["databases"] = dbs;
     print_fs_json(out);
     return;
   }
   for (const std::string& p : o.problems) fmt::print("problem: {}\n", one_line(p, 1000));
   for (const std::string& p : o.repairs) fmt::print("repaired: {}\n", one_line(p, 1000));
+  for (const std::string& p : o.losses) fmt::print("lost: {}\n", one_line(p, 1000));
   for (const std::string& p : o.remaining) fmt::print("remains: {}\n", one_line(p, 1000));
   for (const std::string& p : o.notes) fmt::print("note: {}\n", one_line(p, 1000));
+  for (const auto& d : o.databases) {
+    if (d.opened) {
+      fmt::print("database {}: opens ({}, {}, {})\n", d.dir,
+                 counted(d.column_families.size(), "column family", "column families"),
+                 counted(d.table_files, "table file", "table files"),
+                 counted(d.wal_files, "log", "logs"));
+    } else if (d.unchecked) {
+      fmt::print("database {}: not checked: {}\n", d.dir, one_line(d.error, 1000));
+    }
+  }
   if (o.clean()) {
     fmt::print("{}: clean ({} files, {} extents, {} journal groups)\n", r.image, o.files, o.extents,
                o.journal_groups);
@@ -540,9 +571,14 @@ int answer_fsck(const FsRequest& r, const FsckOutcome& o) {
   if (!o.unmountable.empty()) {
     bad_input(fmt::format("{}: the file system is damaged: it does not mount: {}", r.image,
                           o.unmountable));
-  } else if (o.repaired) {
+  } else if (o.repaired && !o.remaining.empty()) {
     bad_input(fmt::format("{}: {} after repair", r.image,
                           counted(o.remaining.size(), "problem remains", "problems remain")));
+  } else if (o.repaired) {
+    bad_input(
+        fmt::format("{}: repaired with {}: the file system is consistent, but what they "
+                    "name is gone (programs may not open their files)",
+                    r.image, counted(o.losses.size(), "loss", "losses")));
   } else {
     bad_input(
         fmt::format("{}: the file system is damaged: {} found (fs fsck --repair mends what "
@@ -566,9 +602,23 @@ void take_report(const fs::ZonedFs::FsckReport& report,
     }
   }
   o.repairs.insert(o.repairs.end(), report.repairs.begin(), report.repairs.end());
+  o.losses = report.losses;
   o.files = report.files;
   o.extents = report.extents;
   o.journal_groups = report.journal_groups;
+}
+
+// RocksDB opens every database the file system holds, or fsck is not clean:
+// a file system consistent in itself can still hold a database that lost
+// what it needs (a repair's losses, a bug).
+void check_databases(const FsRequest& r, fs::ZonedFs& zfs, FsckOutcome& o) {
+  if (r.skip_databases) return;
+  o.databases = rocksdb_plugin::check_databases(zfs);
+  for (const auto& d : o.databases) {
+    if (!d.damaged()) continue;
+    std::string problem = fmt::format("database {}: RocksDB does not open it: {}", d.dir, d.error);
+    (o.repaired ? o.remaining : o.problems).push_back(problem);
+  }
 }
 
 int run_fsck(const FsRequest& r) {
@@ -576,6 +626,9 @@ int run_fsck(const FsRequest& r) {
   if (int code = open_stack(r.image, r.repair, s); code != kExitOk) return code;
   fs::MountOptions options = mount_options(r.repair);
   options.cut_lost_data = true;  // reported as damage, or repaired
+  // A damaged journal: refused for writing, unless the repair is to cut it
+  // (reported as losses).
+  options.cut_damaged_journal = r.repair;
   auto mounted = fs::ZonedFs::mount(*s.stack, options);
   if (!mounted) {
     // A file system that was there and no longer mounts is damage; no file
@@ -595,6 +648,9 @@ int run_fsck(const FsRequest& r) {
     o.repaired = true;
     if (fs::FsStatus synced = s.fs->sync_metadata(); !synced) return fs_failure(r.image, synced);
     o.remaining = s.fs->fsck(false).problems;
+  }
+  check_databases(r, *s.fs, o);
+  if (r.repair) {
     if (int code = unmount(r.image, s); code != kExitOk) return code;
   }
   return answer_fsck(r, o);

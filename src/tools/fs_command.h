@@ -25,10 +25,11 @@ struct FsRequest {
   std::string image;
   std::string path;  // ls: DIR; stat, cat: PATH; backup, restore: the host directory
   bool json = false;
-  bool long_format = false;  // ls -l
-  bool recursive = false;    // ls -R
-  bool repair = false;       // fsck --repair
-  bool force = false;        // mkfs over a file system; backup into a non-empty directory
+  bool long_format = false;     // ls -l
+  bool recursive = false;       // ls -R
+  bool repair = false;          // fsck --repair
+  bool skip_databases = false;  // fsck --skip-databases: RocksDB's databases not opened
+  bool force = false;           // mkfs over a file system; backup into a non-empty directory
   // mkfs: unset values take the file system's defaults (fs::MkfsOptions).
   std::optional<uint64_t> finish_threshold_pct;
   std::optional<uint64_t> gc_free_pct;
