@@ -46,6 +46,9 @@ FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_cl
     std::lock_guard lock(mutex_);
     DataZone& z = zones_->zone(*zone);
     z.writing = false;
+    // The zone may be taken back now (its writer is idle until its next
+    // write): a writer waiting for a token asks again.
+    changed_.notify_all();
     if (!written) {
       zones_->release(*zone, false);
       zone.reset();

@@ -20,6 +20,8 @@ constexpr int kAllocationTriesMax = 4096;
 // How long a writer that finds no space waits for another thread to free
 // some before it answers NoSpace.
 constexpr uint64_t kNoSpaceWaitMs = 5'000;
+// A writer waiting for a token asks again at least this often.
+constexpr std::chrono::milliseconds kTokenWaitSlice{100};
 
 std::array<uint8_t, 16> make_uuid(const std::optional<uint64_t>& seed) {
   uint64_t a = 0;
@@ -367,6 +369,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
   bool waited = false;
   const auto no_space_deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kNoSpaceWaitMs);
+  std::chrono::steady_clock::time_point token_deadline;
   for (int attempt = 0; attempt < kAllocationTriesMax; ++attempt) {
     ZoneManager::Allocation a;
     {
@@ -385,16 +388,22 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
                                       "being written; close a file first",
                                       zones_->limits().open, zones_->limits().active));
         }
-        if (!waited) ++counters_.token_waits;
+        const auto now = std::chrono::steady_clock::now();
+        if (!waited) {
+          ++counters_.token_waits;
+          token_deadline = now + std::chrono::milliseconds(options_.token_wait_ms);
+        }
         waited = true;
-        auto until =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.token_wait_ms);
-        if (changed_.wait_until(lock, until) == std::cv_status::timeout) {
+        if (now >= token_deadline) {
           return FsStatus(Code::kBusy,
                           fmt::format("no open or active zone token came free in {} ms (every "
                                       "one is held by a file being written)",
                                       options_.token_wait_ms));
         }
+        // Woken when a zone is let go or a write ends (its zone can then be
+        // taken back); asked again at least every slice all the same.
+        changed_.wait_until(lock, std::min(token_deadline, now + kTokenWaitSlice));
+        --attempt;  // waiting is bounded by the deadline, not by the tries
         continue;
       }
     }
