@@ -293,6 +293,10 @@ def main():
                 break
             run.iteration(scenarios[i % len(scenarios)], i // len(scenarios))
             i += 1
+            if i % 25 == 0:
+                print("  ... %d crashes in %.0f s, %d failures" % (
+                    i, time.monotonic() - started, len(run.failures)), file=sys.stderr,
+                    flush=True)
     finally:
         if a.keep:
             print("work directory: " + work)
