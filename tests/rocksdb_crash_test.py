@@ -20,10 +20,12 @@ After each crash:
      kv    `zonelab kv --workload verify` reads back every key the ack log
            lists (each write RocksDB acknowledged with sync on) and checks
            its value;
-     db_bench fillseq (synced, a fresh database each time): the keys the
-           progress lines counted as finished before the kill are all
-           there (`ldb dump --count_only`, every column family);
-     db_bench otherwise: the database opens and reads (readrandom).
+     db_bench fillseq (synced, a fresh database each time, made by a run
+           that is not killed): the keys the progress lines counted as
+           finished before the kill are all there (`ldb dump --count_only`,
+           every column family);
+     db_bench overwrite (on the database it keeps): the database opens
+           and reads (readrandom).
 
 Prints, per scenario, the crashes, the acknowledged writes at each kill,
 and what recovery did (the image's command journal replayed, a file's tail
@@ -76,12 +78,12 @@ SCENARIOS = [
               "--num_column_families=3", "--write_buffer_size=65536",
               "--target_file_size_base=262144"]},
     {"name": "db_bench-direct-2threads", "tool": "db_bench", "crashes": ["kill"],
-     "args": ["--benchmarks=fillrandom", "--sync=1", "--value_size=16384", "--num=20000",
+     "args": ["--benchmarks=overwrite", "--sync=1", "--value_size=16384", "--num=20000",
               "--threads=2", "--allow_concurrent_memtable_write=1",
               "--use_direct_io_for_flush_and_compaction=1", "--use_direct_reads=1",
               "--write_buffer_size=1048576", "--target_file_size_base=1048576"]},
     {"name": "db_bench-nosync-4threads", "tool": "db_bench", "crashes": ["kill"],
-     "args": ["--benchmarks=fillrandom", "--sync=0", "--value_size=200", "--num=500000",
+     "args": ["--benchmarks=overwrite", "--sync=0", "--value_size=200", "--num=500000",
               "--threads=4", "--write_buffer_size=8388608", "--target_file_size_base=2097152"]},
 ]
 
@@ -200,11 +202,23 @@ class Run:
         return "/" + s["name"]
 
     def bench_crash(self, s, where):
-        argv = [self.db_bench, "--fs_uri=" + self.uri(s), "--db=" + self.db_dir(s),
-                "--histogram=0", "--statistics=0", "--compression_type=none",
-                "--use_existing_db=%d" % (0 if s.get("fresh") else 1)] + s["args"]
-        if not s.get("fresh") and self.stat(s)["kill"] == 0:
-            argv[argv.index("--use_existing_db=1")] = "--use_existing_db=0"
+        common = [self.db_bench, "--fs_uri=" + self.uri(s), "--db=" + self.db_dir(s),
+                  "--histogram=0", "--statistics=0", "--compression_type=none",
+                  "--num_column_families=%d" % self.cf_count(s)]
+        if s.get("fresh") or self.stat(s)["kill"] == 0:
+            # A fresh, empty database, made by a run that is not killed:
+            # RocksDB's DestroyDB deletes a database's files one by one in
+            # listing order, so a kill in the middle of it leaves a
+            # MANIFEST naming tables already gone -- on any file system.
+            p = subprocess.run(common + ["--benchmarks=stats", "--use_existing_db=0"],
+                               env=self.bench_env(), capture_output=True, text=True)
+            if p.returncode != 0:
+                self.fail("%s: making a fresh database: %s" % (where, p.stderr[-400:]))
+                return False
+        # fillseq and fillrandom start from an empty database (db_bench
+        # destroys it first, and skips them on an existing one); the other
+        # scenarios overwrite the database they keep.
+        argv = common + ["--use_existing_db=%d" % (0 if s.get("fresh") else 1)] + s["args"]
         err_path = os.path.join(self.work, "db_bench.err")
         with open(err_path, "w") as err:
             proc = subprocess.Popen(argv, env=self.bench_env(), stdout=subprocess.DEVNULL,
@@ -226,7 +240,22 @@ class Run:
             # database (spread over the column families, each its share).
             acked = st["acked"][-1]
             total = 0
-            cfs = ["default"] + ["column_family_name_%06d" % i for i in range(1, self.cf_count(s))]
+            # The column families the database has (a kill before db_bench
+            # made them all leaves fewer).
+            p = subprocess.run([self.ldb, "--fs_uri=" + self.uri(s), "--db=" + self.db_dir(s),
+                                "list_column_families"], env=self.bench_env(),
+                               capture_output=True, text=True)
+            m = re.search(r"\{(.*)\}", p.stdout)
+            if m is None and acked == 0 and "CURRENT" in p.stdout + p.stderr:
+                # Killed while db_bench destroyed the old database and made
+                # the new one, before any write: there is no database yet.
+                st["verified"] += 1
+                return
+            if p.returncode != 0 or m is None:
+                self.fail("%s: ldb list_column_families exit %d: %s %s" % (
+                    where, p.returncode, p.stdout[-400:], p.stderr[-400:]))
+                return
+            cfs = [c.strip() for c in m.group(1).split(",")]
             for cf in cfs:
                 p = subprocess.run([self.ldb, "--fs_uri=" + self.uri(s), "--db=" + self.db_dir(s),
                                     "--column_family=" + cf, "dump", "--count_only"],
@@ -261,9 +290,8 @@ class Run:
         if s["tool"] == "kv":
             if self.kv_crash(s, kind, where) and self.fsck(s, where):
                 self.kv_verify(s, where)
-        else:
-            if self.bench_crash(s, where) and self.fsck(s, where):
-                self.bench_verify(s, where)
+        elif self.bench_crash(s, where) and self.fsck(s, where):
+            self.bench_verify(s, where)
 
 
 def main():
@@ -276,6 +304,8 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--only", default="", help="scenario names, comma-separated")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--max-failures", type=int, default=3,
+                    help="stop after this many failures (1 with --keep leaves the failing image)")
     a = ap.parse_args()
     scenarios = [s for s in SCENARIOS if not a.only or s["name"] in a.only.split(",")]
     if not shutil.which("db_bench") or not shutil.which("ldb"):
@@ -285,7 +315,7 @@ def main():
     started = time.monotonic()
     i = 0
     try:
-        while len(run.failures) < 3:
+        while len(run.failures) < a.max_failures:
             if a.iterations:
                 if i >= a.iterations:
                     break
