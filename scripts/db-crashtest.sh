@@ -114,6 +114,12 @@ set -e
 kills="$(grep -c -E '^KILLED|^Crashing at' "$work/crashtest.log" || true)"
 echo "db-crashtest: db_crashtest.py exit $status; $kills kills;" \
   "$(grep -c '^--- ' "$work/fsck.log" || true) fsck runs"
+# Whitebox: the kill points RocksDB ended the process at, by source line.
+if grep -q '^Crashing at' "$work/crashtest.log"; then
+  echo "db-crashtest: kill points reached:"
+  grep -o '^Crashing at .*' "$work/crashtest.log" | sed 's/^Crashing at //' | sort | uniq -c |
+    sort -rn | sed 's/^/  /'
+fi
 if [ "$status" -eq 0 ] && "$work/fsck.sh" "at the end"; then
   echo "db-crashtest: passed"
   [ "$keep" -eq 1 ] || rm -rf "$work"
