@@ -247,8 +247,11 @@ void ZonedFs::cut_at_journal_damage(const Recovered& rec) {
         return it != retaken.end() && e.end_lba(bs) > it->second;
       },
       "lies in a zone the lost records show reset and written again");
-  // Which writer last took each zone was in the records lost: no zone's
-  // tail is anybody's any more.
+  forget_zone_owners();
+}
+
+void ZonedFs::forget_zone_owners() {
+  const uint64_t bs = io_.block_bytes();
   std::vector<uint32_t> owned;
   for (const auto& [zone, owner] : meta_.owners()) {
     if (owner.id != 0) owned.push_back(zone);

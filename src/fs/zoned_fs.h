@@ -269,6 +269,10 @@ class ZonedFs {
   // keeps an owner whose tail recovery could give. Under mutex_, after the
   // replay, before the zones count live blocks.
   void cut_at_journal_damage(const Recovered& rec);
+  // After journal damage: which writer last took each zone was in the
+  // records lost, so no zone's tail is anybody's any more (zone-taken
+  // records of nobody, journaled on a writable mount). Under mutex_.
+  void forget_zone_owners();
   // Cuts each file before its first extent `gone` names (kSizeSet records,
   // journaled on a writable mount), each cut into cuts_ with `why`.
   void cut_files(const std::function<bool(const Extent&)>& gone, const std::string& why);
