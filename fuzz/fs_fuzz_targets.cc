@@ -94,38 +94,46 @@ int fuzz_fs_superblock(const uint8_t* data, size_t size) {
   return 0;
 }
 
-int fuzz_fs_journal(const uint8_t* data, size_t size) {
-  // The first byte: how many of the records open the snapshot; the rest:
-  // records, in groups of `group` records each.
-  if (size < 2) return 0;
+namespace {
+
+// A byte of the encoded journal (groups after the header) changed: XORed
+// with `mask` at `offset`.
+struct Flip {
+  size_t offset = 0;
+  uint8_t mask = 0;
+};
+
+// Writes, on a fresh file system of the fuzz device, a journal of the
+// records `data` holds (byte 0: how many open the header's snapshot; byte
+// 1: records per group; then encoded records) with `flips` applied to its
+// groups' bytes. False when the input makes no journal.
+bool write_journal(Stack& stack, const uint8_t* data, size_t size, const std::vector<Flip>& flips,
+                   const char* target) {
+  if (size < 2) return false;
   const size_t in_snapshot = data[0];
   const size_t group = 1 + data[1] % 8;
   auto records = fs::decode_records(data + 2, size - 2);
-  if (!records) return 0;
-  auto stack = Stack::make(fuzz_device_config());
-  if (!stack) fuzz_violated("fs-journal", "no device: " + stack.error());
+  if (!records) return false;
   fs::MkfsOptions mkfs;
   mkfs.uuid_seed = 1;
-  if (!fs::ZonedFs::mkfs(**stack, mkfs)) fuzz_violated("fs-journal", "mkfs failed");
-  fs::DeviceIo io(**stack);
+  if (!fs::ZonedFs::mkfs(stack, mkfs)) fuzz_violated(target, "mkfs failed");
+  fs::DeviceIo io(stack);
   // Some data for extents to point at: the first data zone half written.
   std::vector<uint8_t> blocks(8 * kBlockBytes, 0x5a);
   if (!io.write(io.zone_start(2), blocks.data(), 8, fs::WriteCause::kData)) {
-    fuzz_violated("fs-journal", "data write failed");
+    fuzz_violated(target, "data write failed");
   }
-  // The journal: a header with the first records, then groups.
   auto found = fs::Journal::recover(io);
-  if (!found) fuzz_violated("fs-journal", "no journal after mkfs");
+  if (!found) fuzz_violated(target, "no journal after mkfs");
   const fs::Superblock sb = found->header.superblock;
-  if (!io.reset(0)) fuzz_violated("fs-journal", "reset failed");
+  if (!io.reset(0)) fuzz_violated(target, "reset failed");
   size_t split = std::min(in_snapshot, records->size());
   std::vector<fs::Record> snapshot(records->begin(), records->begin() + static_cast<long>(split));
   std::vector<uint8_t> header = fs::encode_meta_header(2, 1, sb, snapshot, kBlockBytes);
-  uint64_t lba = io.zone_start(0);
-  const uint64_t end = lba + io.zone_capacity_lbas();
-  if (header.size() / kBlockBytes > io.zone_capacity_lbas()) return 0;
-  if (!io.write(lba, header.data(), header.size() / kBlockBytes, fs::WriteCause::kMeta)) return 0;
-  lba += header.size() / kBlockBytes;
+  const uint64_t start = io.zone_start(0);
+  const uint64_t end = start + io.zone_capacity_lbas();
+  if (header.size() / kBlockBytes > io.zone_capacity_lbas()) return false;
+  std::vector<uint8_t> groups;
   uint64_t index = 0;
   for (size_t i = split; i < records->size(); i += group) {
     std::vector<uint8_t> payload;
@@ -133,20 +141,23 @@ int fuzz_fs_journal(const uint8_t* data, size_t size) {
       fs::encode_record((*records)[j], payload);
     }
     std::vector<uint8_t> bytes = fs::encode_group(2, index++, payload, kBlockBytes);
-    if (lba + bytes.size() / kBlockBytes > end) break;
-    if (!io.write(lba, bytes.data(), bytes.size() / kBlockBytes, fs::WriteCause::kMeta)) break;
-    lba += bytes.size() / kBlockBytes;
+    if (start + (header.size() + groups.size() + bytes.size()) / kBlockBytes > end) break;
+    groups.insert(groups.end(), bytes.begin(), bytes.end());
   }
-  // Recovery takes it or refuses it in one line; what it takes is usable.
-  auto mounted = fs::ZonedFs::mount(**stack);
-  if (!mounted) {
-    fuzz_check_message("fs-journal", mounted.status().message());
-    return 0;
+  for (const Flip& f : flips) {
+    if (!groups.empty()) groups[f.offset % groups.size()] ^= f.mask;
   }
-  fs::ZonedFs& zfs = **mounted;
-  for (const std::string& note : zfs.recovery_notes()) fuzz_check_message("fs-journal", note);
+  std::vector<uint8_t> zone = header;
+  zone.insert(zone.end(), groups.begin(), groups.end());
+  return io.write(start, zone.data(), zone.size() / kBlockBytes, fs::WriteCause::kMeta).is_ok();
+}
+
+// A mounted file system is usable: fsck, reads and a write work without a
+// crash, and every message is one line.
+void exercise(fs::ZonedFs& zfs, const char* target) {
+  for (const std::string& note : zfs.recovery_notes()) fuzz_check_message(target, note);
   auto report = zfs.fsck(false);
-  for (const std::string& p : report.problems) fuzz_check_message("fs-journal", p);
+  for (const std::string& p : report.problems) fuzz_check_message(target, p);
   auto names = zfs.list("/");
   if (names) {
     for (const std::string& name : *names) {
@@ -156,13 +167,86 @@ int fuzz_fs_journal(const uint8_t* data, size_t size) {
       (void)(*file)->read(0, out.size(), out.data());
     }
   }
+  if (zfs.read_only()) return;
   std::vector<uint8_t> small(100, 1);
   auto w = zfs.open_write("/fuzz-after", {});
   if (w) {
     (void)(*w)->append(small.data(), small.size());
     (void)(*w)->close();
   }
-  (void)zfs.unmount();
+}
+
+}  // namespace
+
+int fuzz_fs_journal(const uint8_t* data, size_t size) {
+  auto stack = Stack::make(fuzz_device_config());
+  if (!stack) fuzz_violated("fs-journal", "no device: " + stack.error());
+  if (!write_journal(**stack, data, size, {}, "fs-journal")) return 0;
+  // Recovery takes it or refuses it in one line; what it takes is usable.
+  auto mounted = fs::ZonedFs::mount(**stack);
+  if (!mounted) {
+    fuzz_check_message("fs-journal", mounted.status().message());
+    return 0;
+  }
+  exercise(**mounted, "fs-journal");
+  (void)(*mounted)->unmount();
+  return 0;
+}
+
+int fuzz_fs_journal_damage(const uint8_t* data, size_t size) {
+  // Byte 0: how many flips (at most 15) follow, 3 bytes each (offset into
+  // the groups' bytes, little-endian u16; XOR mask); then fs_journal's input.
+  if (size < 1) return 0;
+  const size_t count = data[0] % 16;
+  if (size < 1 + 3 * count) return 0;
+  std::vector<Flip> flips;
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* f = data + 1 + 3 * i;
+    flips.push_back(Flip{size_t{f[0]} | size_t{f[1]} << 8, f[2]});
+  }
+  const uint8_t* rest = data + 1 + 3 * count;
+  const size_t rest_size = size - 1 - 3 * count;
+  auto stack = Stack::make(fuzz_device_config());
+  if (!stack) fuzz_violated("fs-journal-damage", "no device: " + stack.error());
+  if (!write_journal(**stack, rest, rest_size, flips, "fs-journal-damage")) return 0;
+  {
+    // Read-only: taken as far as it checks, or refused in one line.
+    fs::MountOptions ro;
+    ro.read_only = true;
+    auto mounted = fs::ZonedFs::mount(**stack, ro);
+    if (!mounted) {
+      fuzz_check_message("fs-journal-damage", mounted.status().message());
+    } else {
+      exercise(**mounted, "fs-journal-damage");
+    }
+  }
+  auto mounted = fs::ZonedFs::mount(**stack);
+  if (mounted) {
+    exercise(**mounted, "fs-journal-damage");
+    (void)(*mounted)->unmount();
+    return 0;
+  }
+  fuzz_check_message("fs-journal-damage", mounted.status().message());
+  // fsck --repair's mount: what it takes, it leaves consistent -- every
+  // cut journaled, a second check clean.
+  fs::MountOptions repair;
+  repair.cut_damaged_journal = true;
+  repair.cut_lost_data = true;
+  auto repaired = fs::ZonedFs::mount(**stack, repair);
+  if (!repaired) {
+    fuzz_check_message("fs-journal-damage", repaired.status().message());
+    return 0;
+  }
+  auto report = (*repaired)->fsck(true);
+  for (const std::string& l : report.losses) fuzz_check_message("fs-journal-damage", l);
+  if ((*repaired)->sync_metadata()) {
+    auto again = (*repaired)->fsck(false);
+    if (!again.clean()) {
+      fuzz_violated("fs-journal-damage", "not clean after a repair: " + again.problems[0]);
+    }
+  }
+  exercise(**repaired, "fs-journal-damage");
+  (void)(*repaired)->unmount();
   return 0;
 }
 
@@ -250,7 +334,7 @@ void write_fs_seeds(const char* dir, size_t& written) {
   namespace stdfs = std::filesystem;
   const stdfs::path base(dir);
   std::error_code error;
-  for (const char* sub : {"fs_records", "fs_superblock", "fs_journal"}) {
+  for (const char* sub : {"fs_records", "fs_superblock", "fs_journal", "fs_journal_damage"}) {
     stdfs::create_directories(base / sub, error);
   }
   std::vector<fs::Record> records = seed_records();
@@ -278,6 +362,16 @@ void write_fs_seeds(const char* dir, size_t& written) {
     std::vector<uint8_t> body = encoded(records);
     input.insert(input.end(), body.begin(), body.end());
     write_seed(base / "fs_journal" / ("journal-" + std::to_string(in_snapshot)), input, written);
+    // The same journal with a byte flipped in its first, a middle and its
+    // last group, and one with no damage.
+    for (uint16_t at : {uint16_t{30}, uint16_t{4096 + 40}, uint16_t{12000}, uint16_t{0}}) {
+      std::vector<uint8_t> damaged = {1, static_cast<uint8_t>(at), static_cast<uint8_t>(at >> 8),
+                                      static_cast<uint8_t>(at == 0 ? 0 : 0x20)};
+      damaged.insert(damaged.end(), input.begin(), input.end());
+      write_seed(base / "fs_journal_damage" /
+                     ("journal-" + std::to_string(in_snapshot) + "-at-" + std::to_string(at)),
+                 damaged, written);
+    }
   }
 }
 

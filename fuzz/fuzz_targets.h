@@ -47,8 +47,17 @@ int fuzz_fs_superblock(const uint8_t* data, size_t size);
 // fsck, reads and a write work on without a crash.
 int fuzz_fs_journal(const uint8_t* data, size_t size);
 
-// Seed inputs for the three targets above, into DIR/fs_records,
-// DIR/fs_superblock and DIR/fs_journal; adds to `written`.
+// fs_journal's journal with bytes of its groups changed (byte 0: how many
+// flips follow, 3 bytes each: offset u16, XOR mask; then fs_journal's
+// input): damage below the write pointer. Read-only mounts take it as far
+// as it checks or refuse it in one line; a writable mount of a damaged
+// journal is refused in one line; fsck --repair's mount (cut the damage,
+// cut lost data) leaves a file system a second fsck finds clean.
+int fuzz_fs_journal_damage(const uint8_t* data, size_t size);
+
+// Seed inputs for the four targets above, into DIR/fs_records,
+// DIR/fs_superblock, DIR/fs_journal and DIR/fs_journal_damage; adds to
+// `written`.
 void write_fs_seeds(const char* dir, size_t& written);
 
 }  // namespace zonelab

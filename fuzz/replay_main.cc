@@ -4,7 +4,8 @@
 //       runs every file under CORPUS_DIR/image through fuzz_image_decode,
 //       every file under CORPUS_DIR/config through fuzz_config_toml and
 //       every file under CORPUS_DIR/job through fuzz_job_file.
-//   zonelab_fuzz_replay --target image|config|job|fs_records|fs_superblock|fs_journal FILE...
+//   zonelab_fuzz_replay --target
+//   image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage FILE...
 //       runs the given files (a crash reproducer, say) through one target.
 //   zonelab_fuzz_replay --write-seeds CORPUS_DIR
 //       writes the generated seed inputs (valid images, damaged variants,
@@ -101,6 +102,7 @@ Target target_named(std::string_view name) {
   if (name == "fs_records") return fuzz_fs_records;
   if (name == "fs_superblock") return fuzz_fs_superblock;
   if (name == "fs_journal") return fuzz_fs_journal;
+  if (name == "fs_journal_damage") return fuzz_fs_journal_damage;
   return nullptr;
 }
 
@@ -355,7 +357,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
                "       zonelab_fuzz_replay --target "
-               "image|config|job|fs_records|fs_superblock|fs_journal FILE...\n"
+               "image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage FILE...\n"
                "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
 }
@@ -377,6 +379,7 @@ int run(std::vector<std::string_view> args) {
     found = run_dir(fuzz_fs_records, corpus / "fs_records", verbose, tally) && found;
     found = run_dir(fuzz_fs_superblock, corpus / "fs_superblock", verbose, tally) && found;
     found = run_dir(fuzz_fs_journal, corpus / "fs_journal", verbose, tally) && found;
+    found = run_dir(fuzz_fs_journal_damage, corpus / "fs_journal_damage", verbose, tally) && found;
     if (!found) tally.failed += 1;
   } else {
     return usage();
