@@ -206,7 +206,8 @@ TEST(FsRecovery, ABlockBelowTheWritePointerThatIsNoGroupIsDamage) {
     ASSERT_NE(m.fs, nullptr);
     auto report = m.fs->fsck(true);
     ASSERT_FALSE(report.losses.empty());
-    EXPECT_NE(report.losses[0].find("0 later groups that check"), std::string::npos) << report.losses[0];
+    EXPECT_NE(report.losses[0].find("0 later groups that check"), std::string::npos)
+        << report.losses[0];
     EXPECT_NE(report.losses[0].find("not known"), std::string::npos) << report.losses[0];
   }
   Mounted m = mount(image);
