@@ -453,12 +453,16 @@ FsStatus Journal::start_next_zone(const std::vector<Record>& snapshot, FileId ne
     uint32_t zone = (zone_ + step) % sb_.meta_zones;
     ZoneState state = io_.zone(zone).state;
     if (state == ZoneState::kOffline || state == ZoneState::kReadOnly) continue;
-    if (FsStatus ok = start_zone(zone, snapshot, next_file_id); !ok) return ok;
-    // The zone left keeps its header until its turn comes again; finished,
-    // it holds no active resource.
-    ZoneState left = io_.zone(old).state;
-    if (old != zone && (zone_is_active(left))) return io_.finish(old);
-    return {};
+    // The zone left is finished first: it keeps its header and groups (the
+    // journal until the next zone's header is written, which a crash in
+    // between leaves so) and gives back its active resource, which the next
+    // zone needs when data zones hold every other one -- as a crash leaves
+    // them, or writers at their limit.
+    if (old != zone && zone_is_active(io_.zone(old).state)) {
+      needs_roll_ = true;  // a full zone takes no more groups, whatever follows
+      if (FsStatus ok = io_.finish(old); !ok) return ok;
+    }
+    return start_zone(zone, snapshot, next_file_id);
   }
   return FsStatus(Code::kIoError, "no metadata zone can take writes");
 }

@@ -216,5 +216,50 @@ TEST(FsRecovery, ABlockBelowTheWritePointerThatIsNoGroupIsDamage) {
   EXPECT_TRUE(m.fs->fsck(false).clean());
 }
 
+// Every active zone the device allows held by data -- here the zones a
+// crash left part written by writers that never synced -- and a journal
+// that must roll from a zone it has not filled: the mount's roll (the
+// writers' tails given back make records) frees the old journal zone's
+// active resource before it takes the next one, so the mount is not
+// refused for want of an active zone.
+TEST(FsRecovery, AMountThatRollsTheJournalWithEveryDataTokenTakenFindsAnActiveZone) {
+  TestImage image(fs_test_config({"zns.max_active=4", "zns.max_open=4"}));
+  MountOptions small_buffers;
+  small_buffers.write_buffer_bytes = 2 * kBs;
+  {
+    Mounted m = fresh(image, test_mkfs_options(), small_buffers);
+    ASSERT_NE(m.fs, nullptr);
+    std::vector<std::unique_ptr<WritableFile>> writers;
+    // max_active - 1 = 3 tokens for data, each taken by a writer whose
+    // blocks reach the device with no record of them.
+    for (int w = 0; w < 3; ++w) {
+      auto file =
+          m.fs->open_write("/w" + std::to_string(w), {Lifetime::kShort, IoClass::kWal, false});
+      ASSERT_TRUE(file.ok()) << file.status().message();
+      std::vector<uint8_t> data = pattern_bytes(static_cast<uint64_t>(w), 5 * kBs);
+      ASSERT_TRUE((*file)->append(data.data(), data.size()).is_ok());
+      writers.push_back(std::move(file).value());
+    }
+    uint32_t active = 0;
+    for (uint32_t z = 0; z < m.fs->superblock().zone_count; ++z) {
+      active += zone_is_active(m.fs->io().zone(z).state) ? 1 : 0;
+    }
+    ASSERT_EQ(active, 4u);
+    ASSERT_NE(m.fs->io().zone(m.fs->journal_zone()).state, ZoneState::kFull);
+    m.stack->power_cut();
+    writers.clear();
+  }
+  Mounted m = mount(image);
+  ASSERT_NE(m.fs, nullptr);
+  EXPECT_GT(m.fs->counters().journal_rolls, 0u);
+  EXPECT_TRUE(m.fs->fsck(false).clean());
+  for (int w = 0; w < 3; ++w) {
+    std::vector<uint8_t> got = read_file(*m.fs, "/w" + std::to_string(w));
+    std::vector<uint8_t> given = pattern_bytes(static_cast<uint64_t>(w), 5 * kBs);
+    ASSERT_LE(got.size(), given.size());
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), given.begin())) << w;
+  }
+}
+
 }  // namespace
 }  // namespace zonelab::fs
