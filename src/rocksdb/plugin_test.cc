@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -325,6 +326,40 @@ TEST_F(PluginTest, MissingPathsAnswerAsPosixDoes) {
   EXPECT_TRUE(s.IsIOError()) << s.ToString();  // ENOLCK on POSIX
   EXPECT_EQ(second, nullptr);
   EXPECT_TRUE(fs.UnlockFile(lock, io, nullptr).ok());
+}
+
+// DestroyDB deletes in listing order; CURRENT is listed first, so a
+// destroy cut off after its first deletion leaves no database, not one
+// whose MANIFEST names deleted tables.
+TEST_F(PluginTest, AListingNamesCurrentFirstSoAHalfDestroyedDatabaseIsNone) {
+  make_image();
+  std::shared_ptr<rdb::FileSystem> fs;
+  {
+    auto db = open(uri(), small_tables());
+    ASSERT_NE(db, nullptr);
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_TRUE(db->db->Put({}, "k" + std::to_string(i), std::string(100, 'v')).ok());
+    }
+    ASSERT_TRUE(db->db->Flush({}).ok());
+    fs = db->fs;
+  }
+  rdb::IOOptions io;
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs->GetChildren("/db", io, &names, nullptr).ok());
+  ASSERT_GT(names.size(), 3u);
+  EXPECT_EQ(names[0], "CURRENT");
+  EXPECT_TRUE(std::is_sorted(names.begin() + 1, names.end()));
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(),
+                          [](const std::string& n) { return n.ends_with(".sst"); }));
+  // DestroyDB killed after one deletion.
+  ASSERT_TRUE(fs->DeleteFile("/db/" + names[0], io, nullptr).ok());
+  std::unique_ptr<rdb::Env> env = rdb::NewCompositeEnv(fs);
+  rdb::Options options;
+  options.env = env.get();
+  rdb::DB* opened = nullptr;
+  rdb::Status s = rdb::DB::Open(options, "/db", &opened);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();  // "does not exist"
+  delete opened;
 }
 
 TEST_F(PluginTest, ReusingAWritableFileNeedsTheOldOne) {
