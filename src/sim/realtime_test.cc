@@ -184,13 +184,16 @@ TEST_P(RealtimeLoops, TimingOffCompletesAtOnce) {
   options.timing = Timing::kOff;
   Rig rig(10 * kS, options);  // ten virtual seconds a command
   rig.driver->start();
-  auto start = std::chrono::steady_clock::now();
+  // Each command takes less wall time than the ten seconds it models --
+  // by far, but a loaded machine may stretch it, so that is all that is
+  // asserted.
   for (int i = 0; i < 100; ++i) {
+    auto start = std::chrono::steady_clock::now();
     Command command;
     ASSERT_TRUE(rig.driver->submit_sync(command));
     EXPECT_EQ(command.latency_ns(), 10 * kS);
+    EXPECT_LT(wall_ms_since(start), 10'000.0);
   }
-  EXPECT_LT(wall_ms_since(start), 1000.0);
   RealtimeStats stats = rig.driver->stats();
   EXPECT_EQ(stats.completions, 100u);
   EXPECT_EQ(stats.turnaround_ns.count(), 100u);
@@ -253,7 +256,7 @@ TEST_P(RealtimeLoops, StopCompletesCommandsInFlightAndReleasesWaiters) {
   std::this_thread::sleep_for(milliseconds(20));  // let the waiters submit (or not)
   auto start = std::chrono::steady_clock::now();
   rig.driver->stop();
-  EXPECT_LT(wall_ms_since(start), 1000.0);
+  EXPECT_LT(wall_ms_since(start), 60'000.0);  // an hour each unless stop() ends them
   for (auto& w : waiters) w.join();
   EXPECT_EQ(sink.order().size(), async.size());
   uint64_t accepted_sync = 0;
@@ -364,14 +367,14 @@ TEST(RealtimeDriver, TimeScaleStretchesAndShrinksWallTime) {
   {
     RealtimeOptions options;
     options.time_scale = 0.01;  // a hundred times faster
-    Rig rig(200 * kMs, options);
+    Rig rig(5 * kS, options);
     rig.driver->start();
     Command command;
     auto start = std::chrono::steady_clock::now();
     ASSERT_TRUE(rig.driver->submit_sync(command));
     double waited_ms = wall_ms_since(start);
-    EXPECT_GE(waited_ms, 2.0);
-    EXPECT_LT(waited_ms, 150.0);  // far below the 200 ms it models
+    EXPECT_GE(waited_ms, 50.0);
+    EXPECT_LT(waited_ms, 2500.0);  // 50 ms; at most half the 5 s it models, even when loaded
   }
 }
 
