@@ -30,7 +30,7 @@
 #include "experiments/experiment.h"
 #include "experiments/front_end.h"
 #include "fs/zoned_fs.h"
-#include "rocksdb/kv_runner.h"
+#include "kv/runtime.h"
 #include "stack/stack.h"
 
 namespace zonelab {
@@ -175,7 +175,7 @@ Result<kv::KvResult> run_phase(const Image& image, const Scale& scale, const Pha
   o.write_buffer_bytes = 4 << 20;
   o.block_cache_bytes = 2 << 20;
   o.report_interval_s = 1;
-  kv::KvResult r = kv::run_kv(o);
+  kv::KvResult r = kv::run_kv_loaded(o);
   if (!r.ok()) return Error{fmt::format("{}: {}", p.workload, r.error)};
   return r;
 }

@@ -1,5 +1,5 @@
-// See kv_workload.h.
-#include "rocksdb/kv_workload.h"
+// See kv/workload.h.
+#include "kv/workload.h"
 
 #include <fmt/format.h>
 

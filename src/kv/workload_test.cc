@@ -1,4 +1,4 @@
-#include "rocksdb/kv_workload.h"
+#include "kv/workload.h"
 
 #include <gtest/gtest.h>
 

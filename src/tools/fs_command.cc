@@ -18,7 +18,7 @@
 
 #include "common/units.h"
 #include "fs/zoned_fs.h"
-#include "rocksdb/db_check.h"
+#include "kv/runtime.h"
 
 namespace zonelab::cli {
 namespace {
@@ -611,14 +611,25 @@ void take_report(const fs::ZonedFs::FsckReport& report,
 // RocksDB opens every database the file system holds, or fsck is not clean:
 // a file system consistent in itself can still hold a database that lost
 // what it needs (a repair's losses, a bug).
-void check_databases(const FsRequest& r, fs::ZonedFs& zfs, FsckOutcome& o) {
-  if (r.skip_databases) return;
-  o.databases = rocksdb_plugin::check_databases(zfs);
+// Without RocksDB (its library cannot be loaded) fsck cannot say clean: the
+// run ends in one line that says why and how to check the rest alone.
+int check_databases(const FsRequest& r, fs::ZonedFs& zfs, FsckOutcome& o) {
+  if (r.skip_databases) return kExitOk;
+  auto runtime = rocksdb_plugin::rocksdb_runtime();
+  if (!runtime) {
+    bad_input(
+        fmt::format("{}: the databases cannot be checked: {} (--skip-databases checks "
+                    "the file system alone)",
+                    r.image, runtime.error()));
+    return kExitInternal;
+  }
+  o.databases = (*runtime)->check_databases(zfs);
   for (const auto& d : o.databases) {
     if (!d.damaged()) continue;
     std::string problem = fmt::format("database {}: RocksDB does not open it: {}", d.dir, d.error);
     (o.repaired ? o.remaining : o.problems).push_back(problem);
   }
+  return kExitOk;
 }
 
 int run_fsck(const FsRequest& r) {
@@ -649,10 +660,11 @@ int run_fsck(const FsRequest& r) {
     if (fs::FsStatus synced = s.fs->sync_metadata(); !synced) return fs_failure(r.image, synced);
     o.remaining = s.fs->fsck(false).problems;
   }
-  check_databases(r, *s.fs, o);
+  const int checked = check_databases(r, *s.fs, o);
   if (r.repair) {
     if (int code = unmount(r.image, s); code != kExitOk) return code;
   }
+  if (checked != kExitOk) return checked;
   return answer_fsck(r, o);
 }
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "common/units.h"
-#include "rocksdb/kv_runner.h"
+#include "kv/runtime.h"
 #include "sim/realtime.h"
 
 namespace zonelab::cli {
@@ -471,7 +471,7 @@ int run_kv_command(const KvCommandOptions& c) {
   };
   o.stop = &g_stop;
   catch_stop_signals();
-  kv::KvResult r = kv::run_kv(o);
+  kv::KvResult r = kv::run_kv_loaded(o);
   if (!r.ok()) return fail(r);
   // A signal that came while the DB closed stopped nothing, but it was
   // still sent to end the run: it decides the exit code all the same.

@@ -1,0 +1,151 @@
+// See kv/result.h.
+#include "kv/result.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "fs/metadata.h"
+#include "zonelab/result.h"
+
+namespace zonelab::rocksdb_plugin {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+Json latency_us_json(const Histogram& h) {
+  auto us = [](double ns) { return std::round(ns) / 1000.0; };
+  return Json{{"mean", us(h.mean())},
+              {"p50", us(static_cast<double>(h.percentile(50)))},
+              {"p95", us(static_cast<double>(h.percentile(95)))},
+              {"p99", us(static_cast<double>(h.percentile(99)))},
+              {"p999", us(static_cast<double>(h.percentile(99.9)))},
+              {"max", us(static_cast<double>(h.max()))}};
+}
+
+double per_second(uint64_t count, double seconds) {
+  return seconds > 0 ? std::round(static_cast<double>(count) / seconds * 10) / 10 : 0.0;
+}
+
+Json phase_json(const KvPhase& phase) {
+  Json j;
+  j["seconds"] = std::round(phase.seconds * 1e6) / 1e6;
+  j["ops"] = phase.ops();
+  j["ops_per_s"] = per_second(phase.ops(), phase.seconds);
+  j["bytes"] = phase.bytes();
+  Json types = Json::object();
+  for (size_t i = 0; i < kOpTypeCount; ++i) {
+    const KvOpStats& s = phase.by_type[i];
+    if (s.ops == 0) continue;
+    Json t{{"ops", s.ops}, {"ops_per_s", per_second(s.ops, phase.seconds)}, {"bytes", s.bytes}};
+    if (s.found + s.not_found != 0) {
+      t["found"] = s.found;
+      t["not_found"] = s.not_found;
+    }
+    t["lat_us"] = latency_us_json(s.latency_ns);
+    types[std::string(op_type_name(static_cast<OpType>(i)))] = t;
+  }
+  j["by_type"] = types;
+  Json series = Json::array();
+  for (double rate : phase.ops_per_s_series) series.push_back(std::round(rate * 10) / 10);
+  j["series"] = {{"interval_s", phase.interval_s}, {"ops_per_s", series}};
+  if (phase.interrupted) j["interrupted"] = true;
+  return j;
+}
+
+}  // namespace
+
+void KvOpStats::merge(const KvOpStats& other) {
+  ops += other.ops;
+  latency_ns.merge(other.latency_ns);
+  found += other.found;
+  not_found += other.not_found;
+  bytes += other.bytes;
+}
+
+uint64_t KvPhase::ops() const {
+  uint64_t sum = 0;
+  for (const auto& s : by_type) sum += s.ops;
+  return sum;
+}
+
+uint64_t KvPhase::bytes() const {
+  uint64_t sum = 0;
+  for (const auto& s : by_type) sum += s.bytes;
+  return sum;
+}
+
+std::optional<std::string> check_kv_options(const KvOptions& o) {
+  if (o.workload == nullptr) return "kv: no workload";
+  if (o.threads < 1 || o.threads > kKvThreadsMax) {
+    return fmt::format("--threads {}: from 1 to {}", o.threads, kKvThreadsMax);
+  }
+  if (o.num < 1 || o.num > kKvNumMax)
+    return fmt::format("--num {}: from 1 to {}", o.num, kKvNumMax);
+  if (o.ops && *o.ops > kKvOpsMax) return fmt::format("--ops {}: at most {}", *o.ops, kKvOpsMax);
+  if (!(o.duration_s >= 0 && o.duration_s <= kKvDurationSecondsMax)) {
+    return fmt::format("--duration {}: from 0 to {} seconds", o.duration_s, kKvDurationSecondsMax);
+  }
+  if (o.value_bytes > kKvValueBytesMax) {
+    return fmt::format("--value-size {}: at most {} bytes", o.value_bytes, kKvValueBytesMax);
+  }
+  if (o.key_bytes < kDbBenchKeyBytesMin || o.key_bytes > kKeyBytesMax) {
+    return fmt::format("--key-size {}: from {} to {} bytes", o.key_bytes, kDbBenchKeyBytesMin,
+                       kKeyBytesMax);
+  }
+  if (!(o.report_interval_s >= kKvReportIntervalSecondsMin &&
+        o.report_interval_s <= kKvReportIntervalSecondsMax)) {
+    return fmt::format("--report-interval {}: from {} to {} seconds", o.report_interval_s,
+                       kKvReportIntervalSecondsMin, kKvReportIntervalSecondsMax);
+  }
+  // The file system's own rule for its paths, so that the DB directory is
+  // a path `zonelab fs` names the same way (no "//", ".", ".." to resolve).
+  if (fs::FsStatus path = fs::check_path(o.db_dir); !path) {
+    return fmt::format("--db: {}", one_line(path.message()));
+  }
+  if (o.workload->family == WorkloadFamily::kVerify && o.ack_log_path.empty()) {
+    return "kv: --workload verify needs --ack-log PATH (the log a writing run kept)";
+  }
+  return std::nullopt;
+}
+
+Json kv_result_json(const KvOptions& o, const KvResult& r) {
+  Json j;
+  j["workload"] = std::string(o.workload->name);
+  j["num"] = o.num;
+  j["threads"] = o.threads;
+  WorkloadFamily keys =
+      o.workload->family == WorkloadFamily::kVerify ? o.verify_keys : o.workload->family;
+  j["key_format"] = keys == WorkloadFamily::kYcsb ? "ycsb" : "db_bench";
+  if (keys != WorkloadFamily::kYcsb) j["key_size"] = o.key_bytes;
+  j["value_size"] = o.value_bytes;
+  if (o.ops) j["ops"] = *o.ops;
+  if (o.duration_s > 0) j["duration_s"] = o.duration_s;
+  j["sync"] = o.sync;
+  j["seed"] = o.seed;
+  j["db"] = o.db_dir;
+  j["uri"] = o.uri;
+  j["options"] = {{"write_buffer_size", o.write_buffer_bytes},
+                  {"target_file_size_base", r.target_file_size_bytes},
+                  {"max_background_jobs", o.max_background_jobs},
+                  {"block_cache_size", o.block_cache_bytes},
+                  {"compression", r.compression}};
+  if (o.workload->family == WorkloadFamily::kYcsb) {
+    j["distribution"] = std::string(key_distribution_name(o.workload->distribution));
+    j["records"] = r.records;
+  }
+  if (r.interrupted) j["interrupted"] = true;
+  for (const KvPhase& phase : r.phases) j[phase.name] = phase_json(phase);
+  if (r.verify) {
+    j["verify"] = {{"listed", r.verify->listed},
+                   {"found", r.verify->found},
+                   {"missing", r.verify->missing},
+                   {"wrong", r.verify->wrong}};
+  }
+  j["rocksdb"] = r.rocksdb;
+  j["session"] = r.session;
+  return j;
+}
+
+}  // namespace zonelab::rocksdb_plugin

@@ -1,0 +1,73 @@
+// See kv/runtime.h.
+#include "kv/runtime.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+namespace zonelab::rocksdb_plugin {
+
+namespace {
+
+// The directory of the running executable, with a trailing '/'; empty if
+// the kernel does not say.
+std::string executable_dir() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return {};
+  std::string p(path, static_cast<size_t>(n));
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? std::string() : p.substr(0, slash + 1);
+}
+
+Result<const RocksdbRuntime*> load() {
+  const char* named = std::getenv(kRocksdbLibraryEnv);
+  std::string path = named != nullptr && *named != '\0' ? std::string(named)
+                                                        : executable_dir() + kRocksdbLibraryName;
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    return Error{fmt::format(
+        "RocksDB support is not available: {} ({}; build it with `make`, or "
+        "set {} to the library)",
+        one_line(why != nullptr ? why : "dlopen failed"), kRocksdbLibraryName, kRocksdbLibraryEnv)};
+  }
+  using Entry = const RocksdbRuntime* (*)(uint64_t);
+  auto entry = reinterpret_cast<Entry>(::dlsym(handle, kRocksdbRuntimeSymbol));
+  const RocksdbRuntime* runtime = entry != nullptr ? entry(rocksdb_runtime_abi()) : nullptr;
+  if (runtime == nullptr) {
+    return Error{
+        fmt::format("RocksDB support is not available: {} is from another build of "
+                    "zonelab (rebuild both, or set {})",
+                    one_line(path), kRocksdbLibraryEnv)};
+  }
+  // Never closed: RocksDB's threads and registrations live to the end.
+  return runtime;
+}
+
+}  // namespace
+
+Result<const RocksdbRuntime*> rocksdb_runtime() {
+  static std::once_flag once;
+  static Result<const RocksdbRuntime*> loaded = Error{"not loaded"};
+  std::call_once(once, [] { loaded = load(); });
+  return loaded;
+}
+
+KvResult run_kv_loaded(const KvOptions& options) {
+  auto runtime = rocksdb_runtime();
+  if (!runtime) {
+    KvResult result;
+    result.failure = KvFailure::kBadInput;
+    result.error = runtime.error();
+    return result;
+  }
+  return (*runtime)->run_kv(options);
+}
+
+}  // namespace zonelab::rocksdb_plugin
