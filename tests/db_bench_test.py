@@ -21,20 +21,17 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import CheckLines  # noqa: E402
+
 PLUGIN = os.path.abspath(sys.argv[1])
 DB_BENCH = sys.argv[2] if len(sys.argv) > 2 else shutil.which("db_bench")
 # The command-line tool is built beside the plugin; used only when there.
 ZONELAB = os.path.join(os.path.dirname(PLUGIN), "zonelab")
 NUM = 20000
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(("ok    " if ok else "FAIL  ") + name)
-    if not ok:
-        failures.append(name)
-        if detail:
-            print("      " + detail.replace("\n", "\n      ")[:3000])
+LINES = CheckLines()
+check = LINES.check
+failures = LINES.failures
 
 
 def db_bench(uri, db, *args, env_uri=False, timeout=300):

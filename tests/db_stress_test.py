@@ -47,6 +47,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import CheckLines  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD_SCRIPT = os.path.join(os.path.dirname(HERE), "scripts", "build-db-stress.sh")
 # fsck problems that are not damage: a backup's private directory, and (after
@@ -66,20 +69,10 @@ SMALL_LSM = ["--destroy_db_initially=0", "--write_buffer_size=262144", "--target
 # open, each with a zone, more than the device's active zones.
 ONE_CF = ["--column_families=1"]
 SEVERAL_CF = ["--column_families=4"]
-failures = []
-passed = 0
+LINES = CheckLines(tail=True)
+check = LINES.check
+failures = LINES.failures
 known_seen = []
-
-
-def check(name, ok, detail=""):
-    global passed
-    print(("ok    " if ok else "FAIL  ") + name, flush=True)
-    if ok:
-        passed += 1
-    else:
-        failures.append(name)
-        if detail:
-            print("      " + detail.replace("\n", "\n      ")[-3000:], flush=True)
 
 
 def db_stress_binary(given):
@@ -336,7 +329,7 @@ def main():
     print("seed %d, %.0f s" % (a.seed, time.monotonic() - started))
     for f in failures:
         print("FAIL: " + f)
-    print("%d passed, %d failed" % (passed, len(failures)))
+    print("%d passed, %d failed" % (LINES.passed, len(failures)))
     return 1 if failures else 0
 
 

@@ -19,6 +19,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import CheckLines  # noqa: E402
+
 ZONELAB = os.path.abspath(sys.argv[1])
 PLUGIN = os.path.abspath(sys.argv[2])
 DB_BENCH = sys.argv[3] if len(sys.argv) > 3 else shutil.which("db_bench")
@@ -27,15 +30,9 @@ ENDLESS = "100000000"
 RUN_BEFORE_SIGNAL_S = 2.0
 # A run stopped by its first signal closes the DB and the image in this time.
 CLOSE_TIMEOUT_S = 60
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(("ok    " if ok else "FAIL  ") + name)
-    if not ok:
-        failures.append(name)
-        if detail:
-            print("      " + str(detail).replace("\n", "\n      ")[:3000])
+LINES = CheckLines()
+check = LINES.check
+failures = LINES.failures
 
 
 def zonelab(*args):
