@@ -7,7 +7,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 namespace zonelab::rocksdb_plugin {
@@ -53,9 +52,7 @@ Result<const RocksdbRuntime*> load() {
 }  // namespace
 
 Result<const RocksdbRuntime*> rocksdb_runtime() {
-  static std::once_flag once;
-  static Result<const RocksdbRuntime*> loaded = Error{"not loaded"};
-  std::call_once(once, [] { loaded = load(); });
+  static const Result<const RocksdbRuntime*> loaded = load();  // once, thread-safe
   return loaded;
 }
 
