@@ -1,7 +1,7 @@
 # zonelab: `make test` installs what is missing, builds and runs every test;
 # `make demo` builds and runs the main job; `make experiments` regenerates
 # every experiment's committed results under experiments/ (CSV, JSON, PNG,
-# README.md).
+# README.md); `make experiments-check` checks that they are current.
 BUILD ?= build
 TSAN_BUILD ?= build-tsan
 JOBS ?= 2
@@ -10,7 +10,7 @@ PYTHON ?= python3
 VENV ?= .venv
 
 .PHONY: all deps configure build test demo bench fuzz format format-check tsan clean \
-	plot-deps experiments
+	plot-deps experiments experiments-quick experiments-check
 
 all: build
 
@@ -61,6 +61,16 @@ $(VENV)/.requirements-installed: tools/plot/requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r $<
 	touch $@
 
+# Each set and the directory its committed results live in. The
+# deterministic sets (virtual time only) also keep a quick run's results in
+# experiments/SET/quick, which CI checks byte for byte (ctest
+# experiment_references); rocksdb-zns-vs-block reads the wall clock.
+DETERMINISTIC_EXPERIMENTS := confznspp=experiments/confznspp \
+	block-tax=experiments/block-tax/results \
+	zinc-softfinish=experiments/zinc-softfinish/results \
+	flexzns=experiments/flexzns/results \
+	zn540=experiments/zn540/results
+
 experiments: build plot-deps
 	$(BUILD)/zonelab experiment run confznspp --out experiments/confznspp
 	$(BUILD)/zonelab experiment run block-tax --out experiments/block-tax/results
@@ -68,6 +78,30 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run rocksdb-zns-vs-block --out experiments/rocksdb-zns-vs-block/results
 	$(BUILD)/zonelab experiment run flexzns --out experiments/flexzns/results
 	$(BUILD)/zonelab experiment run zn540 --out experiments/zn540/results
+	$(MAKE) experiments-quick
+	$(PYTHON) scripts/evidence-summary.py --write docs/experiments.md
+
+# The quick references CI compares with.
+experiments-quick: build
+	@for pair in $(DETERMINISTIC_EXPERIMENTS); do \
+	  set=$${pair%%=*}; \
+	  $(BUILD)/zonelab experiment run $$set --quick --no-plots --out experiments/$$set/quick \
+	    >/dev/null || exit 1; \
+	done
+
+# Reruns every deterministic set in full and compares its CSV, JSON and
+# README.md with the committed ones byte for byte (about 2 min); then the
+# quick references and the evidence table in docs/experiments.md.
+experiments-check: build
+	@status=0; \
+	for pair in $(DETERMINISTIC_EXPERIMENTS); do \
+	  set=$${pair%%=*}; dir=$${pair#*=}; \
+	  $(BUILD)/zonelab experiment check $$set --against $$dir 2>/dev/null || status=1; \
+	  $(BUILD)/zonelab experiment check $$set --quick --against experiments/$$set/quick \
+	    2>/dev/null || status=1; \
+	done; \
+	$(PYTHON) scripts/evidence-summary.py --check docs/experiments.md || status=1; \
+	exit $$status
 
 fuzz: deps
 	scripts/fuzz.sh

@@ -3,6 +3,20 @@
 
 namespace zonelab {
 
+std::string_view evidence_name(Evidence kind) {
+  switch (kind) {
+    case Evidence::kFitted:
+      return "fitted";
+    case Evidence::kClosedForm:
+      return "closed form";
+    case Evidence::kEmerged:
+      return "emerged";
+    case Evidence::kUnstated:
+      break;
+  }
+  return "unstated";
+}
+
 Result<Config> preset_with(std::string_view preset, const std::vector<std::string>& overrides) {
   auto config = preset_config(preset);
   if (!config) return Error{config.error()};

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "experiments/table.h"
@@ -52,17 +53,50 @@ struct PlotSpec {
   std::vector<double> references = {};
 };
 
+// What a measured number is evidence of. `kFitted`: a parameter of the
+// configuration was calibrated to the paper's number (or to another number
+// this one follows from), so agreement shows the fit, not the model.
+// `kClosedForm`: it follows from the configuration's arithmetic (a latency
+// the preset takes from the paper, a capacity from the geometry), so it
+// checks the configuration and the bookkeeping. `kEmerged`: it came out of
+// the model's dynamics (queueing, contention, scheduling) with nothing set
+// to produce it: the only kind that is evidence for the model.
+enum class Evidence { kUnstated, kFitted, kClosedForm, kEmerged };
+
+// "fitted", "closed form", "emerged" ("unstated" for kUnstated).
+std::string_view evidence_name(Evidence kind);
+
 // One number the paper reports, beside the model's number for the same
 // quantity. `paper` is a constant written in the experiment's definition,
 // or nothing where the paper gives no number for a quantity the report
-// shows; `measured` always comes from the run.
+// shows; `measured` always comes from the run. Every row states its `kind`;
+// `basis` names, for a fitted number, the parameter(s) calibrated to it
+// and, for a closed-form one, the arithmetic it follows from.
 struct Comparison {
   std::string quantity;
   std::string unit;
   std::optional<double> paper;
   double measured = 0;
   std::string note;  // where the two are not quite the same quantity
+  Evidence kind = Evidence::kUnstated;
+  std::string basis = {};
 };
+
+// The same row with its kind stated (for rows built in a loop).
+inline Comparison emerged(Comparison c) {
+  c.kind = Evidence::kEmerged;
+  return c;
+}
+inline Comparison fitted(std::string parameter, Comparison c) {
+  c.kind = Evidence::kFitted;
+  c.basis = std::move(parameter);
+  return c;
+}
+inline Comparison closed_form(std::string arithmetic, Comparison c) {
+  c.kind = Evidence::kClosedForm;
+  c.basis = std::move(arithmetic);
+  return c;
+}
 
 struct ExperimentResult {
   Table table{{"empty"}};
@@ -95,6 +129,9 @@ struct ExperimentSet {
   std::string_view title;
   std::string_view source;
   std::span<const Experiment> experiments;
+  // Runs in virtual time only, so the same build writes the same bytes;
+  // false for a set that reads the wall clock (real RocksDB).
+  bool deterministic = true;
 };
 
 // A shipped preset with `--set`-style overrides applied in order.

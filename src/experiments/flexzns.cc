@@ -104,10 +104,14 @@ Result<ExperimentResult> run_table_i(const RunOptions& options) {
                             100.0 * layout->parity_share()});
       if (placement == ParityPlacement::kInZone) {
         result.comparisons.push_back(
-            {fmt::format("{} zone capacity, {} MiB zones", stripe, row.zone_mib), "MiB",
-             row.capacity_mib, static_cast<double>(set.capacity_bytes) / kMiB, ""});
-        result.comparisons.push_back(
-            {fmt::format("{} utilization", stripe), "%", row.utilization_pct, utilization, ""});
+            closed_form(fmt::format("{} MiB zone - one {} MiB parity chunk (geometry)",
+                                    row.zone_mib, g->chunk_bytes >> 20),
+                        {fmt::format("{} zone capacity, {} MiB zones", stripe, row.zone_mib), "MiB",
+                         row.capacity_mib, static_cast<double>(set.capacity_bytes) / kMiB, ""}));
+        result.comparisons.push_back(closed_form(
+            fmt::format("({0} - 1) / {0}: one die of the {0}-die stripe holds parity",
+                        set.dies_per_fbg),
+            {fmt::format("{} utilization", stripe), "%", row.utilization_pct, utilization, ""}));
       }
     }
   }
@@ -147,10 +151,14 @@ Result<ExperimentResult> run_format_example(const RunOptions& options) {
   result.table.add_row(
       {std::string("unused"), unused / kGiB, free_superblocks, 100.0 * unused / flash});
   result.comparisons = {
-      {"data area", "GiB", paper::kExampleDataGb, data / kGiB,
-       "the paper's GB and TB are binary here: 512 MB x 64 + 2 GB x 480 = 992 GB"},
-      {"parity area", "GiB", paper::kExampleParityGb, parity / kGiB, ""},
-      {"parity share of the flash", "%", paper::kExampleParityPct, 100.0 * parity / flash, ""}};
+      closed_form("64 x 512 MiB + 480 x 2 GiB, the format itself",
+                  {"data area", "GiB", paper::kExampleDataGb, data / kGiB,
+                   "the paper's GB and TB are binary here: 512 MB x 64 + 2 GB x 480 = 992 GB"}),
+      closed_form("64 x 1 + 480 x 2 parity chunks of 32 MiB = 1,024 chunks",
+                  {"parity area", "GiB", paper::kExampleParityGb, parity / kGiB, ""}),
+      closed_form("32 GiB of parity / 1 TiB of flash",
+                  {"parity share of the flash", "%", paper::kExampleParityPct,
+                   100.0 * parity / flash, ""})};
   nlohmann::ordered_json formats = nlohmann::ordered_json::array();
   for (const ZoneSetSpec& s : sets)
     formats.push_back({{"zone_bytes", s.zone_bytes}, {"count", s.count}});
@@ -225,18 +233,23 @@ Result<ExperimentResult> run_parity_cost(const RunOptions& options) {
       100.0 * static_cast<double>((small_zones + 2 * base_large_zones) * g->chunk_bytes) /
       static_cast<double>(g->flash_bytes());
   result.comparisons = {
-      {"BaseZNS parity per zone bytes", "%", paper::kBaseZnsParityPct, base_pct,
-       "the paper's \"% of SSD capacity\" read as parity / the zones' total size"},
-      {"FlexZNS 512 MiB only, parity per zone bytes", "%", paper::kSmallOnlyParityPct,
-       small_only_pct, ""},
-      {"FlexZNS-1/16 parity per zone bytes", "%", paper::kOneSixteenthParityPct, sixteenth_pct,
-       "1/16 of the flash as 512 MiB zones, the rest 2 GiB zones with two parity chunks each; "
-       "the paper's 3.52 % is what 1/8 gives here"},
-      {"FlexZNS-1/16 parity over the flash, BaseZNS's 2 GiB zone count kept", "%",
-       paper::kOneSixteenthParityPct, kept_count_pct,
-       "1/16 of the flash as 512 MiB zones plus as many 2 GiB zones as BaseZNS has (one a "
-       "superblock), two chunks each, over the flash: the paper's figure, though those zones do "
-       "not fit beside the small ones"}};
+      closed_form("one 32 MiB parity chunk per 2 GiB zone",
+                  {"BaseZNS parity per zone bytes", "%", paper::kBaseZnsParityPct, base_pct,
+                   "the paper's \"% of SSD capacity\" read as parity / the zones' total size"}),
+      closed_form("one 32 MiB parity chunk per 512 MiB zone",
+                  {"FlexZNS 512 MiB only, parity per zone bytes", "%", paper::kSmallOnlyParityPct,
+                   small_only_pct, ""}),
+      closed_form(
+          "32 x 512 MiB (1 chunk each) + the 2 GiB zones that fit (2 chunks each)",
+          {"FlexZNS-1/16 parity per zone bytes", "%", paper::kOneSixteenthParityPct, sixteenth_pct,
+           "1/16 of the flash as 512 MiB zones, the rest 2 GiB zones with two parity "
+           "chunks each; the paper's 3.52 % is what 1/8 gives here"}),
+      closed_form("(32 + 2 x 128) chunks x 32 MiB / 256 GiB; a reading chosen to match the paper",
+                  {"FlexZNS-1/16 parity over the flash, BaseZNS's 2 GiB zone count kept", "%",
+                   paper::kOneSixteenthParityPct, kept_count_pct,
+                   "1/16 of the flash as 512 MiB zones plus as many 2 GiB zones as BaseZNS has "
+                   "(one a superblock), two chunks each, over the flash: the paper's figure, "
+                   "though those zones do not fit beside the small ones"})};
   result.parameters = {{"geometry", geometry_json(*g, {})},
                        {"formats",
                         "BaseZNS: 2 GiB zones with in-zone parity; FlexZNS-1/x: 1/x of the flash "
@@ -316,10 +329,11 @@ Result<ExperimentResult> run_open_block_budget(const RunOptions& options) {
       if (zone_mib == 2048 && budget == 2560) large_at_2560 = mib_s;
     }
   }
-  result.comparisons.push_back(
+  result.comparisons.push_back(closed_form(
+      "16:10 zones: ratio of open zones under the block budget, not RocksDB throughput",
       {"512 MiB zones at 1,024 open blocks / 2 GiB zones at 2,560", "x",
        paper::kSmallOver2GbSpeedup, large_at_2560 == 0 ? 0.0 : small_at_1024 / large_at_2560,
-       "the paper's ratio is RocksDB's throughput; here raw 4 KiB writes at queue depth 1"});
+       "the paper's ratio is RocksDB's throughput; here raw 4 KiB writes at queue depth 1"}));
   result.parameters = {
       {"preset", "flexzns"},
       {"zones", "one size a run, each spanning 8 channels x (size / 256 MiB) dies"},
@@ -492,15 +506,20 @@ Result<ExperimentResult> run_die_failure(const RunOptions& options) {
       degraded_p99 = percentile_us(degraded.latencies_ns, 0.99);
     }
   }
-  result.comparisons.push_back({"blocks unreadable after one die failure, with parity", "blocks",
-                                std::nullopt, static_cast<double>(lost_with_parity),
-                                "in-zone and separate parity: every block must come back"});
-  result.comparisons.push_back({"blocks read back wrong, all phases", "blocks", std::nullopt,
-                                static_cast<double>(mismatched_total),
-                                "a lost block is reported (UNRECOVERED_READ_ERROR), never wrong"});
-  result.comparisons.push_back({"128 KiB read P99, one die failed / healthy (separate parity)", "x",
-                                std::nullopt, healthy_p99 == 0 ? 0.0 : degraded_p99 / healthy_p99,
-                                "the rebuild reads every other page of the stripe and its parity"});
+  result.comparisons.push_back(
+      closed_form("one XOR parity page a stripe rebuilds any one lost die (by design)",
+                  {"blocks unreadable after one die failure, with parity", "blocks", std::nullopt,
+                   static_cast<double>(lost_with_parity),
+                   "in-zone and separate parity: every block must come back"}));
+  result.comparisons.push_back(
+      closed_form("a page that cannot be rebuilt fails its read (by design)",
+                  {"blocks read back wrong, all phases", "blocks", std::nullopt,
+                   static_cast<double>(mismatched_total),
+                   "a lost block is reported (UNRECOVERED_READ_ERROR), never wrong"}));
+  result.comparisons.push_back(
+      emerged({"128 KiB read P99, one die failed / healthy (separate parity)", "x", std::nullopt,
+               healthy_p99 == 0 ? 0.0 : degraded_p99 / healthy_p99,
+               "the rebuild reads every other page of the stripe and its parity"}));
   result.parameters = {
       {"preset", "flexzns"},
       {"overrides", geometry},

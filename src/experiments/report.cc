@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -52,8 +53,16 @@ std::string escape_cell(const std::string& text) {
   return out;
 }
 
+std::string kind_text(const Comparison& c) {
+  std::string text(evidence_name(c.kind));
+  if (!c.basis.empty()) text += ": " + c.basis;
+  return text;
+}
+
 void append_comparisons(std::string& md, const ExperimentResult& result) {
-  md += "| quantity | paper | measured | vs paper | unit |\n|---|---:|---:|---:|---|\n";
+  md +=
+      "| quantity | paper | measured | vs paper | unit | kind |\n"
+      "|---|---:|---:|---:|---|---|\n";
   std::vector<std::string> notes;
   for (const Comparison& c : result.comparisons) {
     std::string mark;
@@ -63,8 +72,9 @@ void append_comparisons(std::string& md, const ExperimentResult& result) {
       if (it == notes.end()) it = notes.insert(notes.end(), c.note);
       mark = fmt::format(" ({})", it - notes.begin() + 1);
     }
-    md += fmt::format("| {}{} | {} | {} | {} | {} |\n", escape_cell(c.quantity), mark,
-                      paper_text(c), format_number(c.measured), difference_text(c), c.unit);
+    md += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", escape_cell(c.quantity), mark,
+                      paper_text(c), format_number(c.measured), difference_text(c), c.unit,
+                      escape_cell(kind_text(c)));
   }
   md += "\n";
   for (size_t i = 0; i < notes.size(); ++i) {
@@ -134,7 +144,74 @@ void append_grid(std::string& md, const ExperimentResult& result) {
   md += "\n";
 }
 
+// Within this share of the paper's (non-zero) number, an emerged row is
+// listed as a match at the head of the report.
+constexpr double kMatchWithin = 0.25;
+
+bool is_match(const Comparison& c) {
+  return c.paper && *c.paper != 0 &&
+         std::fabs(c.measured - *c.paper) <= kMatchWithin * std::fabs(*c.paper);
+}
+
+// The head of a set's report: per experiment, how many rows are of each
+// kind, and the emerged rows that match the paper, by name.
+void append_evidence(std::string& md, const std::vector<ExperimentRun>& runs) {
+  md += fmt::format(
+      "## Which numbers are evidence\n\n"
+      "Every comparison row below states its kind: *fitted* (a parameter was calibrated to the "
+      "paper's number, or to one it follows from; the row names the parameter), *closed form* "
+      "(it follows from the configuration's arithmetic) or *emerged* (it came out of the "
+      "model's dynamics with nothing set to produce it). Only an emerged number that agrees "
+      "with the paper is evidence for the model. A match is within {:.0f}% of a non-zero paper "
+      "number.\n\n"
+      "| experiment | rows | fitted | closed form | emerged | emerged with a paper number | "
+      "emerged matches |\n|---|---:|---:|---:|---:|---:|---:|\n",
+      kMatchWithin * 100);
+  std::array<size_t, 6> total{};
+  std::string matches;
+  for (const ExperimentRun& run : runs) {
+    std::array<size_t, 6> n{};
+    std::string listed;
+    for (const Comparison& c : run.result.comparisons) {
+      ZL_ASSERT(c.kind != Evidence::kUnstated);
+      ++n[0];
+      if (c.kind == Evidence::kFitted) ++n[1];
+      if (c.kind == Evidence::kClosedForm) ++n[2];
+      if (c.kind != Evidence::kEmerged) continue;
+      ++n[3];
+      if (c.paper) ++n[4];
+      if (!is_match(c)) continue;
+      ++n[5];
+      listed +=
+          fmt::format("{}{} ({})", listed.empty() ? "" : "; ", c.quantity, difference_text(c));
+    }
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", run.experiment->name, n[0], n[1],
+                      n[2], n[3], n[4], n[5]);
+    for (size_t i = 0; i < n.size(); ++i) total[i] += n[i];
+    if (!listed.empty()) matches += fmt::format("- {}: {}\n", run.experiment->name, listed);
+  }
+  if (runs.size() > 1) {
+    md += fmt::format("| all | {} | {} | {} | {} | {} | {} |\n", total[0], total[1], total[2],
+                      total[3], total[4], total[5]);
+  }
+  md += "\n";
+  md += matches.empty() ? std::string("No emerged number matches the paper.\n\n")
+                        : "The emerged matches:\n\n" + matches + "\n";
+}
+
 }  // namespace
+
+Json comparison_json(const Comparison& c) {
+  Json item = {{"quantity", c.quantity},
+               {"unit", c.unit},
+               {"paper", c.paper ? Json(*c.paper) : Json(nullptr)},
+               {"measured", c.measured},
+               {"kind", evidence_name(c.kind)}};
+  if (c.kind == Evidence::kFitted) item["parameter"] = c.basis;
+  if (c.kind == Evidence::kClosedForm) item["arithmetic"] = c.basis;
+  if (!c.note.empty()) item["note"] = c.note;
+  return item;
+}
 
 std::string format_number(double value) {
   ZL_ASSERT(std::isfinite(value));
@@ -156,14 +233,7 @@ Json experiment_json(const ExperimentSet& set, const ExperimentRun& run, bool qu
   j["quick"] = quick;
   j["parameters"] = r.parameters;
   Json comparisons = Json::array();
-  for (const Comparison& c : r.comparisons) {
-    Json item = {{"quantity", c.quantity},
-                 {"unit", c.unit},
-                 {"paper", c.paper ? Json(*c.paper) : Json(nullptr)},
-                 {"measured", c.measured}};
-    if (!c.note.empty()) item["note"] = c.note;
-    comparisons.push_back(item);
-  }
+  for (const Comparison& c : r.comparisons) comparisons.push_back(comparison_json(c));
   j["comparison"] = comparisons;
   j["columns"] = r.table.columns();
   Json rows = Json::array();
@@ -186,6 +256,7 @@ std::string set_report_markdown(const ExperimentSet& set, const std::vector<Expe
       "into the experiment definitions; the \"measured\" columns come from running the "
       "model.{}\n\n",
       command, quick ? " This is a quick run: fewer points than the full experiment." : "");
+  append_evidence(md, runs);
   for (const ExperimentRun& run : runs) {
     const Experiment& e = *run.experiment;
     md += fmt::format("## {}: {} ({})\n\n{}\n\n", e.name, e.title, e.source, e.description);

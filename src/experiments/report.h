@@ -19,6 +19,11 @@ struct ExperimentRun {
   bool plotted = false;  // NAME.png was written
 };
 
+// One comparison row: quantity, unit, paper, measured, kind, and the
+// fitted parameter (`parameter`), the arithmetic (`arithmetic`) and the
+// note where the row has them.
+nlohmann::ordered_json comparison_json(const Comparison& c);
+
 nlohmann::ordered_json experiment_json(const ExperimentSet& set, const ExperimentRun& run,
                                        bool quick);
 

@@ -20,7 +20,7 @@ Result<ExperimentResult> fake_run(const RunOptions&) {
             .ylabel = "y axis",
             .series_label = "mode",
             .title = "fake"};
-  r.comparisons = {{"y at 1, mode a", "ms", 9.5, 10.0, "approximately"}};
+  r.comparisons = {emerged({"y at 1, mode a", "ms", 9.5, 10.0, "approximately"})};
   r.parameters["knob"] = 3;
   return r;
 }
@@ -50,7 +50,8 @@ TEST(Report, MarkdownPutsPaperBesideMeasuredAndNamesTheCommand) {
   runs.push_back(run_fake(true));
   std::string md = set_report_markdown(kSet, runs, "zonelab experiment run fakes", false);
   EXPECT_NE(md.find("`zonelab experiment run fakes`"), std::string::npos);
-  EXPECT_NE(md.find("| y at 1, mode a (1) | 9.5 | 10 | +5.3% | ms |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| y at 1, mode a (1) | 9.5 | 10 | +5.3% | ms | emerged |"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("(1) approximately"), std::string::npos);
   EXPECT_NE(md.find("![fake](fake.png)"), std::string::npos);
   // The grid: a row per x, a column per series, "-" where a series has no point.
@@ -82,12 +83,40 @@ Result<ExperimentResult> fake_levels(const RunOptions&) {
             .title = "levels",
             .order = "cl",
             .order_label = "CL"};
-  r.comparisons = {{"M^Inter, busy", "", 0.14, 0.2, "same note"},
-                   {"M^Inter, other", "", std::nullopt, 0.7, "same note"}};
+  r.comparisons = {fitted("flash.suspend.max", {"M^Inter, busy", "", 0.14, 0.2, "same note"}),
+                   closed_form("2 x 0.35", {"M^Inter, other", "", std::nullopt, 0.7, "same note"})};
   return r;
 }
 
 constexpr Experiment kLevels[] = {{"levels", "Levels", "seed 0 Fig. 2", "Levels.", fake_levels}};
+
+TEST(Report, EveryRowCarriesItsKindAndTheFittedParameterOrTheArithmetic) {
+  ExperimentRun run{&kLevels[0], *fake_levels(RunOptions{}), false};
+  auto j = experiment_json(kSet, run, false);
+  EXPECT_EQ(j["comparison"][0]["kind"], "fitted");
+  EXPECT_EQ(j["comparison"][0]["parameter"], "flash.suspend.max");
+  EXPECT_FALSE(j["comparison"][0].contains("arithmetic"));
+  EXPECT_EQ(j["comparison"][1]["kind"], "closed form");
+  EXPECT_EQ(j["comparison"][1]["arithmetic"], "2 x 0.35");
+  auto plain = experiment_json(kSet, run_fake(false), false);
+  EXPECT_EQ(plain["comparison"][0]["kind"], "emerged");
+  EXPECT_FALSE(plain["comparison"][0].contains("parameter"));
+}
+
+TEST(Report, TheHeadCountsTheKindsAndListsTheEmergedMatchesByName) {
+  std::vector<ExperimentRun> runs{run_fake(false),
+                                  {&kLevels[0], *fake_levels(RunOptions{}), false}};
+  // A second emerged row far from the paper: counted, not listed.
+  runs[0].result.comparisons.push_back(emerged({"far off", "ms", 1.0, 2.0, ""}));
+  std::string md = set_report_markdown(kSet, runs, "c", false);
+  EXPECT_NE(md.find("| fake | 2 | 0 | 0 | 2 | 2 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| levels | 2 | 1 | 1 | 0 | 0 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| all | 4 | 1 | 1 | 2 | 2 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- fake: y at 1, mode a (+5.3%)\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("- fake: y at 1, mode a (+5.3%); far off"), std::string::npos) << md;
+  // The head comes before the first experiment's section.
+  EXPECT_LT(md.find("## Which numbers are evidence"), md.find("## fake:"));
+}
 
 TEST(Report, AQuantityThePaperDoesNotGiveHasNoPaperNumber) {
   ExperimentRun run{&kLevels[0], *fake_levels(RunOptions{}), false};
@@ -98,7 +127,9 @@ TEST(Report, AQuantityThePaperDoesNotGiveHasNoPaperNumber) {
   EXPECT_EQ(j["plot"]["order"], "cl");
   std::vector<ExperimentRun> runs{run};
   std::string md = set_report_markdown(kSet, runs, "c", false);
-  EXPECT_NE(md.find("| M^Inter, other (1) | - | 0.7 | - |  |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| M^Inter, other (1) | - | 0.7 | - |  | closed form: 2 x 0.35 |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("(1) same note\n\n"), std::string::npos) << md;
   EXPECT_EQ(md.find("(2)"), std::string::npos) << md;
 }

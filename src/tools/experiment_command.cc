@@ -13,6 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
+#include <utility>
 
 #include "experiments/experiment.h"
 #include "experiments/report.h"
@@ -37,8 +40,11 @@ int run_list(bool json) {
       for (const Experiment& e : set.experiments) {
         members.push_back({{"name", e.name}, {"title", e.title}, {"source", e.source}});
       }
-      sets.push_back(
-          {{"name", set.name}, {"title", set.title}, {"source", set.source}, {"members", members}});
+      sets.push_back({{"name", set.name},
+                      {"title", set.title},
+                      {"source", set.source},
+                      {"deterministic", set.deterministic},
+                      {"members", members}});
     }
     out["experiments"] = sets;
     print_json(out);
@@ -230,13 +236,6 @@ std::string run_plotter(const std::vector<fs::path>& json_files) {
   return why;
 }
 
-Json comparison_json(const Comparison& c) {
-  return {{"quantity", c.quantity},
-          {"unit", c.unit},
-          {"paper", c.paper ? Json(*c.paper) : Json(nullptr)},
-          {"measured", c.measured}};
-}
-
 void print_summary(const ExperimentSet& set, const std::vector<ExperimentRun>& runs,
                    const fs::path& dir) {
   fmt::print("{}: results in {} (README.md, {} experiment(s))\n", set.name, dir.string(),
@@ -252,11 +251,13 @@ void print_summary(const ExperimentSet& set, const std::vector<ExperimentRun>& r
   }
 }
 
-int run_set(const ExperimentOptions& o) {
+// The set and the members `--only` selects, or why not.
+Result<std::pair<const ExperimentSet*, std::vector<const Experiment*>>> select(
+    const ExperimentOptions& o) {
   const ExperimentSet* set = find_experiment_set(o.name);
   if (set == nullptr) {
-    return bad_input(fmt::format("unknown experiment '{}' (available: {})", one_line(o.name),
-                                 experiment_set_names()));
+    return Error{fmt::format("unknown experiment '{}' (available: {})", one_line(o.name),
+                             experiment_set_names())};
   }
   std::vector<const Experiment*> selected;
   for (const Experiment& e : set->experiments) {
@@ -269,35 +270,61 @@ int run_set(const ExperimentOptions& o) {
       std::string names;
       for (const Experiment& e : set->experiments)
         names += (names.empty() ? "" : ", ") + std::string(e.name);
-      return bad_input(fmt::format("--only: {} has no experiment '{}' (it has: {})", set->name,
-                                   one_line(only), names));
+      return Error{fmt::format("--only: {} has no experiment '{}' (it has: {})", set->name,
+                               one_line(only), names)};
     }
   }
+  return std::pair{set, std::move(selected)};
+}
+
+// Runs the members; an error is an internal one (a bug or a broken
+// definition), in one line.
+Result<std::vector<ExperimentRun>> run_members(const ExperimentSet& set,
+                                               const std::vector<const Experiment*>& selected,
+                                               bool quick) {
+  RunOptions options;
+  options.quick = quick;
+  options.progress = [&](std::string_view line) { fmt::print(stderr, "{}/{}\n", set.name, line); };
+  std::vector<ExperimentRun> runs;
+  for (const Experiment* e : selected) {
+    auto result = e->run(options);
+    if (!result) return Error{fmt::format("{}/{}: {}", set.name, e->name, result.error())};
+    for (const Comparison& c : result->comparisons) {
+      if (c.kind == Evidence::kUnstated) {
+        return Error{
+            fmt::format("{}/{}: the comparison '{}' states no kind (fitted, closed "
+                        "form or emerged)",
+                        set.name, e->name, c.quantity)};
+      }
+    }
+    runs.push_back(ExperimentRun{e, std::move(result).value(), false});
+  }
+  return runs;
+}
+
+int run_set(const ExperimentOptions& o) {
+  auto chosen = select(o);
+  if (!chosen) return bad_input(chosen.error());
+  const auto& [set, selected] = *chosen;
   const fs::path dir =
       o.out.empty() ? fs::path("results") / std::string(set->name) : fs::path(o.out);
   auto prepared = prepare_out_dir(dir, *set, o.force);
   if (!prepared) return bad_input(prepared.error());
 
-  RunOptions options;
-  options.quick = o.quick;
-  options.progress = [&](std::string_view line) { fmt::print(stderr, "{}/{}\n", set->name, line); };
-  std::vector<ExperimentRun> runs;
+  auto ran = run_members(*set, selected, o.quick);
+  if (!ran) {
+    fmt::print(stderr, "zonelab: internal error: {}\n", ran.error());
+    return kExitInternal;
+  }
+  std::vector<ExperimentRun> runs = std::move(ran).value();
   std::vector<fs::path> json_files;
-  for (const Experiment* e : selected) {
-    auto result = e->run(options);
-    if (!result) {
-      fmt::print(stderr, "zonelab: internal error: {}/{}: {}\n", set->name, e->name,
-                 result.error());
-      return kExitInternal;
-    }
-    ExperimentRun run{e, std::move(result).value(), false};
-    fs::path base = dir / std::string(e->name);
+  for (const ExperimentRun& run : runs) {
+    fs::path base = dir / std::string(run.experiment->name);
     auto csv = write_file(base.string() + ".csv", run.result.table.to_csv());
     if (!csv) return bad_input(csv.error());
     json_files.push_back(base.string() + ".json");
     auto json = write_file(json_files.back(), experiment_json(*set, run, o.quick).dump(2) + "\n");
     if (!json) return bad_input(json.error());
-    runs.push_back(std::move(run));
   }
 
   std::string plots = "skipped";
@@ -349,6 +376,111 @@ int run_set(const ExperimentOptions& o) {
   return kExitOk;
 }
 
+// A committed file's bytes, bounded; nothing if it is missing or too big.
+constexpr uint64_t kCheckedBytesMax = uint64_t{64} << 20;
+
+std::optional<std::string> read_bounded(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec) ||
+      fs::file_size(path, ec) > kCheckedBytesMax) {
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return std::nullopt;
+  return text;
+}
+
+// Where two texts first differ: "line N: committed '...', now '...'".
+std::string first_difference(const std::string& committed, const std::string& now) {
+  size_t line = 1;
+  size_t a = 0;
+  size_t b = 0;
+  for (;;) {
+    size_t ea = committed.find('\n', a);
+    size_t eb = now.find('\n', b);
+    std::string la = committed.substr(a, ea == std::string::npos ? std::string::npos : ea - a);
+    std::string lb = now.substr(b, eb == std::string::npos ? std::string::npos : eb - b);
+    if (la != lb || (ea == std::string::npos) != (eb == std::string::npos)) {
+      auto cut = [](const std::string& text) {
+        return text.size() > 160 ? text.substr(0, 160) + "..." : text;
+      };
+      return fmt::format("line {}: committed '{}', now '{}'", line, cut(one_line(la)),
+                         cut(one_line(lb)));
+    }
+    if (ea == std::string::npos) return "the same lines, other bytes";
+    a = ea + 1;
+    b = eb + 1;
+    ++line;
+  }
+}
+
+// Runs the set and compares the CSV, JSON and README.md it would write with
+// the files in --against, byte for byte (not the plots: their pixels are the
+// plotting library's). The README is rendered with the command that would
+// regenerate that directory, plotted where the directory holds the plot.
+int run_check(const ExperimentOptions& o) {
+  auto chosen = select(o);
+  if (!chosen) return bad_input(chosen.error());
+  const auto& [set, selected] = *chosen;
+  const fs::path dir(o.against);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return bad_input(fmt::format("--against {}: not a directory", one_line(o.against)));
+  }
+  auto ran = run_members(*set, selected, o.quick);
+  if (!ran) {
+    fmt::print(stderr, "zonelab: internal error: {}\n", ran.error());
+    return kExitInternal;
+  }
+  std::vector<ExperimentRun> runs = std::move(ran).value();
+  std::vector<std::pair<std::string, std::string>> files;
+  bool any_plot = false;
+  for (ExperimentRun& run : runs) {
+    std::string name(run.experiment->name);
+    run.plotted = fs::exists(dir / (name + ".png"), ec);
+    any_plot = any_plot || run.plotted;
+    files.emplace_back(name + ".csv", run.result.table.to_csv());
+    files.emplace_back(name + ".json", experiment_json(*set, run, o.quick).dump(2) + "\n");
+  }
+  ExperimentOptions as_run = o;
+  as_run.out = o.against;
+  as_run.no_plots = !any_plot;
+  files.emplace_back("README.md",
+                     set_report_markdown(*set, runs, regenerate_command(as_run), o.quick));
+
+  Json differing = Json::array();
+  for (const auto& [name, text] : files) {
+    auto committed = read_bounded(dir / name);
+    std::string why;
+    if (!committed) {
+      why = "missing (or not a regular file)";
+    } else if (*committed != text) {
+      why = first_difference(*committed, text);
+    } else {
+      continue;
+    }
+    differing.push_back({{"file", name}, {"difference", why}});
+    if (!o.json) fmt::print("{}: {}: {}\n", set->name, (dir / name).string(), why);
+  }
+  if (o.json) {
+    Json out = status_json(Status::kSuccess);
+    out["experiment"] = set->name;
+    out["against"] = dir.string();
+    out["quick"] = o.quick;
+    out["files_checked"] = files.size();
+    out["differing"] = differing;
+    out["current"] = differing.empty();
+    print_json(out);
+  } else if (differing.empty()) {
+    fmt::print("{}: {} is current ({} files the same)\n", set->name, dir.string(), files.size());
+  } else {
+    fmt::print("{}: {} is stale: {} of {} files differ (regenerate with `{}`)\n", set->name,
+               dir.string(), differing.size(), files.size(), regenerate_command(as_run));
+  }
+  return differing.empty() ? kExitOk : kExitDeviceError;
+}
+
 }  // namespace
 
 void add_experiment_command(CLI::App& app, ExperimentOptions& o) {
@@ -366,10 +498,19 @@ void add_experiment_command(CLI::App& app, ExperimentOptions& o) {
   o.run->add_flag("--no-plots", o.no_plots, "do not run the plotting tool");
   o.run->add_flag("--force", o.force, "overwrite files in --out that an earlier run did not write");
   o.run->add_flag("--json", o.json, "print a JSON summary");
+  o.check = experiment->add_subcommand(
+      "check", "rerun an experiment and compare with committed results, byte for byte");
+  o.check->add_option("NAME", o.name, "experiment (see `zonelab experiment list`)")->required();
+  o.check->add_option("--against", o.against, "the directory of committed results")->required();
+  o.check->add_flag("--quick", o.quick, "the committed results are of a quick run");
+  o.check->add_option("--only", o.only, "check only this member experiment (repeatable)")
+      ->allow_extra_args(false);
+  o.check->add_flag("--json", o.json, "print JSON");
 }
 
 int run_experiment_command(const ExperimentOptions& o) {
   if (o.list != nullptr && o.list->parsed()) return run_list(o.json);
+  if (o.check != nullptr && o.check->parsed()) return run_check(o);
   return run_set(o);
 }
 
