@@ -54,23 +54,25 @@ def main():
 
     # A stale reference is caught and named: one changed byte, one missing file.
     with tempfile.TemporaryDirectory(prefix="zonelab-reference-") as tmp:
-        stale = pathlib.Path(tmp) / "confznspp"
+        # The same relative path as the committed copy, so its README matches.
+        stale = pathlib.Path(tmp) / "experiments" / "confznspp" / "quick"
         shutil.copytree(source / "experiments" / "confznspp" / "quick", stale)
+        against = ["--against", "experiments/confznspp/quick"]
         csv = stale / "reset_occupancy.csv"
         text = csv.read_text()
         lines = text.split("\n")
         lines[1] = lines[1] + "0"
         csv.write_text("\n".join(lines))
         (stale / "finish_occupancy.json").unlink()
-        r = run([zonelab, "experiment", "check", "confznspp", "--quick", "--against", str(stale)])
+        r = run([zonelab, "experiment", "check", "confznspp", "--quick", *against], cwd=tmp)
         checks.check("a changed and a missing file: exit 3", r.returncode == 3,
                      f"exit {r.returncode}: {r.stdout}{r.stderr}")
         checks.check("the changed file is named with its line",
                      "reset_occupancy.csv: line 2" in r.stdout, r.stdout)
         checks.check("the missing file is named", "finish_occupancy.json: missing" in r.stdout,
                      r.stdout)
-        r = run([zonelab, "experiment", "check", "confznspp", "--quick", "--json", "--against",
-                 str(stale)])
+        r = run([zonelab, "experiment", "check", "confznspp", "--quick", "--json", *against],
+                cwd=tmp)
         doc = json.loads(r.stdout) if r.stdout.startswith("{") else {}
         checks.check("--json lists the differing files",
                      doc.get("current") is False and

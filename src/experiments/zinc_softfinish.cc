@@ -250,8 +250,9 @@ constexpr Experiment kExperiments[] = {
 
 ExperimentSet zinc_softfinish_experiments() {
   return {"zinc-softfinish",
-          "Host-managed answers to I/O management interference: ZINC and softfinish",
-          "seed 003 §5.1", kExperiments};
+          "ZINC and softfinish on the ConfZNS++ configuration (the paper measured them on a "
+          "ZN540: see zn540's fig7 and fig8)",
+          "seed 003 §5.1 techniques, §5.2 configuration", kExperiments};
 }
 
 }  // namespace zonelab
