@@ -69,7 +69,8 @@ DETERMINISTIC_EXPERIMENTS := confznspp=experiments/confznspp \
 	block-tax=experiments/block-tax/results \
 	zinc-softfinish=experiments/zinc-softfinish/results \
 	flexzns=experiments/flexzns/results \
-	zn540=experiments/zn540/results
+	zn540=experiments/zn540/results \
+	confzns=experiments/confzns/results
 
 experiments: build plot-deps
 	$(BUILD)/zonelab experiment run confznspp --out experiments/confznspp
@@ -78,6 +79,7 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run rocksdb-zns-vs-block --out experiments/rocksdb-zns-vs-block/results
 	$(BUILD)/zonelab experiment run flexzns --out experiments/flexzns/results
 	$(BUILD)/zonelab experiment run zn540 --out experiments/zn540/results
+	$(BUILD)/zonelab experiment run confzns --out experiments/confzns/results
 	$(MAKE) experiments-quick
 	$(PYTHON) scripts/evidence-summary.py --write docs/experiments.md
 

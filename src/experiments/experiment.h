@@ -155,5 +155,7 @@ ExperimentSet rocksdb_zns_vs_block_experiments();
 ExperimentSet flexzns_experiments();
 // The ZN540 interference study of seed 003 (Fig. 2-4, 7, 8) on `zn540`.
 ExperimentSet zn540_experiments();
+// ConfZNS's intra- and inter-zone parallelism (seed 002 Observations 3-4).
+ExperimentSet confzns_experiments();
 
 }  // namespace zonelab
