@@ -37,11 +37,11 @@ class Simulator {
   // Runs until the queue is empty. Callers bound it by what they schedule.
   void run();
 
-  bool empty() const { return heap_.empty(); }
-  size_t pending() const { return heap_.size(); }
+  bool empty() const { return pending() == 0; }
+  size_t pending() const { return heap_.size() - (hole_ ? 1 : 0); }
   uint64_t events_run() const { return events_run_; }
   // Earliest pending event time; only valid when !empty().
-  uint64_t next_time_ns() const { return heap_.front().time_ns; }
+  uint64_t next_time_ns() const;
   // Moves virtual time forward with no event (e.g. an idle driver).
   void advance_to(uint64_t time_ns);
 
@@ -52,11 +52,26 @@ class Simulator {
     EventHandler* handler;
     uint64_t tag;
   };
-  static bool later(const Event& a, const Event& b) {
-    return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.seq > b.seq;
+  // The order: (time, sequence) compared as one 128-bit key, with no branch
+  // on equal times. Unique keys make the run order the same whatever the
+  // heap's shape.
+  static bool earlier(const Event& a, const Event& b) {
+    __extension__ typedef unsigned __int128 Key;
+    return (Key{a.time_ns} << 64 | a.seq) < (Key{b.time_ns} << 64 | b.seq);
   }
+  // Binary min-heap moves: `event` into the hole at `index`, down (the
+  // subtrees below it are heaps) or up (the heap above it is one).
+  void sift_down(size_t index, const Event& event);
+  void sift_up(size_t index, const Event& event);
+  // The last event takes the hole, if there is one.
+  void fill_hole();
 
+  // While an event runs, its slot at the root is a hole (hole_): the first
+  // event its handler schedules takes it with one sift down, instead of a
+  // sift down to remove the old root and a sift up to add the new event
+  // (most events schedule the next: a completion, the command after it).
   std::vector<Event> heap_;
+  bool hole_ = false;
   uint64_t now_ns_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t events_run_ = 0;
