@@ -9,14 +9,6 @@ namespace zonelab {
 
 Histogram::Histogram() : buckets_((64 - kSubBits + 1) * kSub, 0) {}
 
-size_t Histogram::index_of(uint64_t value) {
-  if (value < kSub) return static_cast<size_t>(value);
-  int top = 63 - std::countl_zero(value);  // >= kSubBits
-  int shift = top - kSubBits;
-  uint64_t sub = (value >> shift) & (kSub - 1);
-  return static_cast<size_t>((top - kSubBits + 1) * kSub + sub);
-}
-
 uint64_t Histogram::upper_edge(size_t index) {
   if (index < kSub) return index;
   uint64_t group = index / kSub;  // >= 1
@@ -24,14 +16,6 @@ uint64_t Histogram::upper_edge(size_t index) {
   int shift = static_cast<int>(group) - 1;  // group <= 58
   uint64_t base = (kSub + sub) << shift;
   return base + ((1ULL << shift) - 1);
-}
-
-void Histogram::record(uint64_t value) {
-  ++buckets_[index_of(value)];
-  ++count_;
-  sum_ += value;
-  max_ = std::max(max_, value);
-  min_ = std::min(min_, value);
 }
 
 void Histogram::merge(const Histogram& other) {

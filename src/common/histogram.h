@@ -5,6 +5,8 @@
 // exact.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -14,7 +16,14 @@ namespace zonelab {
 class Histogram {
  public:
   Histogram();
-  void record(uint64_t value);
+  // Inline: a run records every command's latency.
+  void record(uint64_t value) {
+    ++buckets_[index_of(value)];
+    ++count_;
+    sum_ += value;
+    max_ = std::max(max_, value);
+    min_ = std::min(min_, value);
+  }
   void merge(const Histogram& other);
 
   uint64_t count() const { return count_; }
@@ -29,7 +38,15 @@ class Histogram {
  private:
   static constexpr int kSubBits = 6;
   static constexpr uint64_t kSub = 1ULL << kSubBits;
-  static size_t index_of(uint64_t value);
+  // Values below kSub are their own bucket; above, the top bit's position
+  // picks the group and the kSubBits bits under it the sub-bucket.
+  static size_t index_of(uint64_t value) {
+    if (value < kSub) return static_cast<size_t>(value);
+    int top = 63 - std::countl_zero(value);  // >= kSubBits
+    int shift = top - kSubBits;
+    uint64_t sub = (value >> shift) & (kSub - 1);
+    return static_cast<size_t>((top - kSubBits + 1) * kSub + sub);
+  }
   static uint64_t upper_edge(size_t index);
 
   std::vector<uint64_t> buckets_;

@@ -22,11 +22,12 @@ Flash::Flash(const FlashConfig& config)
       suspend_ns_(config.suspend_latency_ns),
       resume_ns_(config.suspend_resume_ns),
       suspend_max_(static_cast<uint32_t>(std::max<uint64_t>(config.suspend_max, 1))),
+      suspends_(suspend_program_ || suspend_erase_),
       channel_(channels_),
       plane_(static_cast<size_t>(channels_) * dies_per_channel_ * planes_per_die_),
       die_busy_(static_cast<size_t>(channels_) * dies_per_channel_),
       erase_counts_(plane_.size() * blocks_per_plane_, 0) {
-  if (suspend_program_ || suspend_erase_) work_.resize(plane_.size());
+  if (suspends_) work_.resize(plane_.size());
   ZL_ASSERT(channels_ > 0 && dies_per_channel_ > 0 && planes_per_die_ > 0);
   ZL_ASSERT(page_size_bytes_ > 0);
 }
@@ -38,7 +39,7 @@ uint64_t Flash::transfer_ns(uint64_t bytes) const {
 }
 
 void Flash::note_busy(uint32_t plane, uint64_t ready_ns, bool suspendable) {
-  if (work_.empty()) return;
+  if (!suspends_) return;
   PlaneWork& w = work_[plane];
   if (ready_ns >= plane_[plane].free_at_ns()) w = PlaneWork{};  // idle until now
   w.suspendable = suspendable;
@@ -49,7 +50,7 @@ uint64_t Flash::read(uint32_t plane, uint64_t ready_ns, uint64_t bytes) {
   ZL_ASSERT(plane < plane_.size());
   ZL_ASSERT(bytes > 0 && bytes <= page_size_bytes_);
   uint64_t sensed = 0;
-  if (!work_.empty() && ready_ns < plane_[plane].free_at_ns() && work_[plane].suspendable &&
+  if (suspends_ && ready_ns < plane_[plane].free_at_ns() && work_[plane].suspendable &&
       work_[plane].suspensions < suspend_max_ * work_[plane].ops) {
     // Program/erase suspend: the read is sensed now, the plane's work after;
     // a read that comes while the plane is suspended senses after the

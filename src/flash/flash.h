@@ -114,6 +114,7 @@ class Flash {
   uint64_t suspend_ns_;
   uint64_t resume_ns_;
   uint32_t suspend_max_;
+  bool suspends_;  // either suspend on: work_ has a PlaneWork per plane
   std::vector<PlaneWork> work_;
   uint64_t suspensions_ = 0;
   std::vector<Timeline> channel_;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 
+#include "common/divisor.h"
 #include "common/rng.h"
 #include "common/units.h"
 #include "host/softfinish.h"
@@ -111,6 +112,7 @@ struct Clone {
   std::vector<uint32_t> zones;
   std::vector<bool> filled;  // zones this clone wrote to capacity
   size_t cursor = 0;         // writers: the zone in use; managers: the next one
+  uint64_t bs_lbas = 0;      // the job's bs in LBAs
   bool entered = false;
   uint64_t offset_lbas = 0;  // next write/append/read position in the zone
   uint64_t target_bytes = 0;
@@ -130,8 +132,10 @@ struct Clone {
   std::vector<Slot> slots;
   std::vector<Slot*> free_slots;
   std::unique_ptr<Rng> rng;
-  // randread: prefix sums of bs-sized slots per zone.
+  // randread: prefix sums of bs-sized slots per zone, and the slots of
+  // each zone when every zone has as many (0: they differ).
   std::vector<uint64_t> prefix;
+  uint64_t blocks_each_zone = 0;
   // randwrite, randrw: this pass's order of the clone's bs-sized blocks.
   BlockOrder order;
   uint64_t blocks_per_zone = 0;
@@ -318,7 +322,7 @@ class Engine final : public CompletionSink, public EventHandler {
     if (clone.target_bytes != 0 && clone.issued_bytes >= clone.target_bytes) return Next::kDone;
     slot.use = SlotUse::kData;
     Command& c = slot.command;
-    c = Command{};
+    c = blank_;
     c.sink = this;
     c.user_tag = reinterpret_cast<uint64_t>(&slot);
     if (clone.spec->fsync != 0 && clone.writes_since_flush >= clone.spec->fsync) {
@@ -350,11 +354,10 @@ class Engine final : public CompletionSink, public EventHandler {
   }
 
   uint64_t chunk_lbas(const Clone& clone, uint64_t room_lbas) const {
-    uint64_t bs = clone.spec->block_size_bytes / info_.lba_size_bytes;
-    uint64_t chunk = std::min(bs, room_lbas);
+    uint64_t chunk = std::min(clone.bs_lbas, room_lbas);
     if (clone.target_bytes != 0) {
-      uint64_t left = (clone.target_bytes - clone.issued_bytes + info_.lba_size_bytes - 1) /
-                      info_.lba_size_bytes;
+      uint64_t left =
+          lba_divisor_.quotient(clone.target_bytes - clone.issued_bytes + info_.lba_size_bytes - 1);
       chunk = std::min(chunk, left);
     }
     return chunk;
@@ -438,10 +441,20 @@ class Engine final : public CompletionSink, public EventHandler {
       return false;
     }
     uint64_t pick = clone.rng->below(clone.prefix.back());
-    size_t index = static_cast<size_t>(
-        std::upper_bound(clone.prefix.begin(), clone.prefix.end(), pick) - clone.prefix.begin());
-    uint64_t before = index == 0 ? 0 : clone.prefix[index - 1];
-    uint64_t bs = clone.spec->block_size_bytes / info_.lba_size_bytes;
+    // The zone whose slots hold `pick`: by a division when the zones are
+    // equal (the first prefix sum above pick is then zone pick / each's),
+    // else by a search.
+    size_t index = 0;
+    uint64_t before = 0;
+    if (uint64_t each = clone.blocks_each_zone; each != 0) {
+      index = static_cast<size_t>(pick / each);
+      before = index * each;
+    } else {
+      index = static_cast<size_t>(std::upper_bound(clone.prefix.begin(), clone.prefix.end(), pick) -
+                                  clone.prefix.begin());
+      before = index == 0 ? 0 : clone.prefix[index - 1];
+    }
+    uint64_t bs = clone.bs_lbas;
     c.opcode = Opcode::kRead;
     c.slba = zone_start(clone.zones[index]) + (pick - before) * bs;
     c.nlb = static_cast<uint32_t>(bs);
@@ -461,7 +474,7 @@ class Engine final : public CompletionSink, public EventHandler {
       clone.order_position = 0;
     }
     uint64_t block = clone.order.at(clone.order_position++);
-    uint64_t bs = clone.spec->block_size_bytes / info_.lba_size_bytes;
+    uint64_t bs = clone.bs_lbas;
     bool read = clone.spec->kind == JobKind::kRandRw &&
                 clone.rng->below(100) < clone.spec->rwmixread_percent;
     c.opcode = read ? Opcode::kRead : Opcode::kWrite;
@@ -508,7 +521,7 @@ class Engine final : public CompletionSink, public EventHandler {
     slot.use = SlotUse::kPrepare;
     c.opcode = Opcode::kWrite;
     c.slba = d.state == ZoneState::kFull ? d.start_lba : d.wp_lba;
-    c.nlb = static_cast<uint32_t>(clone.spec->block_size_bytes / info_.lba_size_bytes);
+    c.nlb = static_cast<uint32_t>(clone.bs_lbas);
     c.stream = clone.spec->stream;
     return Next::kIssue;
   }
@@ -562,9 +575,14 @@ class Engine final : public CompletionSink, public EventHandler {
   Simulator& sim_;
   const ProgressFn& progress_;
   DeviceInfo info_;
+  Divisor lba_divisor_{info_.lba_size_bytes};  // bytes to LBAs
   uint64_t commands_ = 0;
   size_t first_failed_job_ = SIZE_MAX;
   bool exiting_ = false;  // a job with exitall_on_error failed
+  // A default command, copied over a slot's before each plan: the compiler
+  // zeroes a Command{} with `rep stos`, slow for its 88 bytes (8 % of a
+  // run), and copies an object it cannot see into with a few vector moves.
+  Command blank_;
 };
 
 // The zones a job names (default: every zone), before its offset.
@@ -639,6 +657,7 @@ void setup_clone(Clone& clone, JobResult& result, Device& device, Simulator& sim
   clone.result = &result;
   clone.spec = &result.spec;
   clone.job_index = job_index;
+  clone.bs_lbas = spec.block_size_bytes / info.lba_size_bytes;
   bool shared = !splits_zones(spec.kind);
   for (uint64_t z = first; z <= last; ++z) {
     if (shared || (z - first) % spec.numjobs == index)
@@ -672,6 +691,12 @@ void setup_clone(Clone& clone, JobResult& result, Device& device, Simulator& sim
       total += readable_of(device.zone(z)) / bs;
       clone.prefix.push_back(total);
     }
+    const uint64_t each = clone.prefix.empty() ? 0 : clone.prefix.front();
+    bool equal = true;
+    for (size_t i = 0; i < clone.prefix.size() && equal; ++i) {
+      equal = clone.prefix[i] == (i + 1) * each;
+    }
+    clone.blocks_each_zone = equal ? each : 0;
   }
   if (spec.kind == JobKind::kRandWrite || spec.kind == JobKind::kRandRw) {
     clone.blocks_per_zone = blocks_per_zone(spec, info);

@@ -20,6 +20,7 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       backing_(std::move(backing)),
       flash_(config.flash),
       table_(layout.sets(), layout.max_open(), layout.max_active()),
+      link_time_(config.host.link_bandwidth_bytes_per_s),
       queue_(config.host.queue_depth),
       map_(layout_, config.zns.mapping_blocks == "lazy"),
       async_reset_(config.zns.reset_mode == "async"),
@@ -112,7 +113,7 @@ uint32_t ZnsDevice::read_die(const Command& c) {
       offset >= z.data_end) {
     return kNoDie;
   }
-  auto page = static_cast<uint32_t>(offset / layout_.lbas_per_page());
+  uint32_t page = layout_.page_of_lba(offset);
   if (page >= z.pages_programmed) return kNoDie;
   if (buffer_.enabled()) {
     forget_programmed(zone);
@@ -318,7 +319,7 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   const bool maps = config_.controller.map_update_ns != 0;
   // Every page the data now fills completely is programmed.
   const Zone& after = table_.zone(zone);
-  auto full_pages = static_cast<uint32_t>(after.data_end / layout_.lbas_per_page());
+  uint32_t full_pages = layout_.page_of_lba(after.data_end);
   if (buffer_.enabled()) {
     // Complete once in the buffer; the pages drain from there (the erase of
     // reused blocks is ahead of them on the planes).
@@ -540,7 +541,7 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
   uint64_t lpp = layout_.lbas_per_page();
   const auto ppd = static_cast<uint32_t>(config_.flash.planes_per_die);
   for (uint64_t lba = offset; lba < data_end;) {
-    auto page = static_cast<uint32_t>(lba / lpp);
+    uint32_t page = layout_.page_of_lba(lba);
     uint64_t page_end = std::min<uint64_t>((page + 1) * lpp, data_end);
     if (page < z.pages_programmed && buffer_.enabled() && in_buffer(zone, page, t0)) {
       ++buffer_.mutable_counters().read_hits;  // still in the buffer: no flash read

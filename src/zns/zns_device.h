@@ -230,9 +230,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   bool is_host_io(const Command& command) const {
     return command.opcode != Opcode::kZoneManagementSend;
   }
-  uint64_t link_ns(uint64_t bytes) const {
-    return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
-  }
+  uint64_t link_ns(uint64_t bytes) { return link_time_.ns(bytes); }
   Status check_range(uint64_t slba, uint32_t nlb) const;
   // Discards the data of the zones a command reset or took offline, after
   // the command is recorded (ModeledDevice::log_taken).
@@ -248,6 +246,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   HostCounters counters_;
   Timeline link_in_;
   Timeline link_out_;
+  LinkTime link_time_;
   SubmissionQueue queue_;
   BlockMap map_;
   // The configuration's reset and mapping designs, read once.

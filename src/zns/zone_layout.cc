@@ -109,6 +109,9 @@ Result<ZoneLayout> ZoneLayout::make(const Config& c) {
   if (count == 0) return Error{"the flash holds no zone of this capacity"};
   l.zone_count_ = static_cast<uint32_t>(count);
   l.sets_ = uniform_zone_sets(l.zone_size_lbas_, l.zone_capacity_lbas_, l.zone_count_);
+  l.plan_unit_planes();
+  l.zone_size_divisor_ = Divisor(l.zone_size_lbas_);
+  l.page_divisor_ = Divisor(l.lbas_per_page_);
   auto limits = l.set_limits(c);
   if (!limits) return Error{limits.error()};
   return l;
@@ -275,24 +278,38 @@ Result<ZoneLayout> ZoneLayout::make_flex(const Config& c) {
   l.groups_ = 1;
   l.max_zones_ = l.zone_count_;
   l.capacity_lbas_ = first_lba;
+  l.page_divisor_ = Divisor(l.lbas_per_page_);
   auto limits = l.set_limits(c);
   if (!limits) return Error{limits.error()};
   return l;
 }
 
-uint32_t ZoneLayout::unit_plane(uint32_t slot, uint32_t unit) const {
-  if (flex()) {
-    const FlexSlot& s = slots_[slot];
-    ZL_ASSERT(unit < s.data_dies * planes_per_die_);
-    return flex_die(s.first_die + unit % s.data_dies) * planes_per_die_ + unit / s.data_dies;
+uint32_t ZoneLayout::flex_unit_plane(uint32_t slot, uint32_t unit) const {
+  const FlexSlot& s = slots_[slot];
+  ZL_ASSERT(unit < s.data_dies * planes_per_die_);
+  return flex_die(s.first_die + unit % s.data_dies) * planes_per_die_ + unit / s.data_dies;
+}
+
+void ZoneLayout::plan_unit_planes() {
+  // The flat plane (channel x dies_per_channel + die) x planes_per_die +
+  // plane is a sum of the group's part and the unit's part: group g takes
+  // channels (g mod channel_groups) x channels_per_zone on and dies
+  // (g / channel_groups) x dies_per_zone on; unit u is channel u mod
+  // channels_per_zone, die (u / channels_per_zone) mod dies_per_zone and
+  // plane u / (channels_per_zone x dies_per_zone) within them.
+  group_plane_.resize(groups_);
+  for (uint32_t group = 0; group < groups_; ++group) {
+    uint32_t channel = (group % channel_groups_) * channels_per_zone_;
+    uint32_t die = (group / channel_groups_) * dies_per_zone_;
+    group_plane_[group] = (channel * dies_per_channel_ + die) * planes_per_die_;
   }
-  ZL_ASSERT(slot < max_zones_ && unit < units_per_zone_);
-  uint32_t group = slot % groups_;
-  uint32_t channel = (group % channel_groups_) * channels_per_zone_ + unit % channels_per_zone_;
-  uint32_t die =
-      (group / channel_groups_) * dies_per_zone_ + (unit / channels_per_zone_) % dies_per_zone_;
-  uint32_t plane = unit / (channels_per_zone_ * dies_per_zone_);
-  return (channel * dies_per_channel_ + die) * planes_per_die_ + plane;
+  unit_plane_offset_.resize(units_per_zone_);
+  for (uint32_t unit = 0; unit < units_per_zone_; ++unit) {
+    uint32_t channel = unit % channels_per_zone_;
+    uint32_t die = (unit / channels_per_zone_) % dies_per_zone_;
+    uint32_t plane = unit / (channels_per_zone_ * dies_per_zone_);
+    unit_plane_offset_[unit] = (channel * dies_per_channel_ + die) * planes_per_die_ + plane;
+  }
 }
 
 FlashPage ZoneLayout::parity_page(uint32_t slot, uint32_t copy, uint32_t stripe) const {

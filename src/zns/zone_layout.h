@@ -27,7 +27,9 @@
 #include <memory>
 #include <vector>
 
+#include "common/divisor.h"
 #include "flash/flex_layout.h"
+#include "zonelab/assert.h"
 #include "zonelab/config.h"
 #include "zonelab/device.h"
 #include "zonelab/result.h"
@@ -80,8 +82,12 @@ class ZoneLayout {
   uint64_t stripe_bytes() const { return stripe_bytes_; }
 
   uint32_t zone_of_lba(uint64_t lba) const {
-    if (!flex()) return static_cast<uint32_t>(lba / zone_size_lbas_);
+    if (!flex()) return static_cast<uint32_t>(zone_size_divisor_.quotient(lba));
     return zonelab::zone_of_lba(sets_, lba);
+  }
+  // The zone page that holds zone-relative LBA `zone_lba`.
+  uint32_t page_of_lba(uint64_t zone_lba) const {
+    return static_cast<uint32_t>(page_divisor_.quotient(zone_lba));
   }
   uint64_t zone_start_lba(uint32_t zone) const {
     if (!flex()) return zone_size_lbas_ * zone;
@@ -135,7 +141,13 @@ class ZoneLayout {
 
   // The flash behind a physical zone (a slot, see block_map.h; under direct
   // mapping zone z uses slot z). Flat plane index of unit `unit` of `slot`.
-  uint32_t unit_plane(uint32_t slot, uint32_t unit) const;
+  // Every flash operation asks; without FlexZNS the plane is the slot's
+  // group's first plane plus the unit's offset, both from tables.
+  uint32_t unit_plane(uint32_t slot, uint32_t unit) const {
+    if (flex()) return flex_unit_plane(slot, unit);
+    ZL_ASSERT(slot < max_zones_ && unit < units_per_zone_);
+    return group_plane_[slot % groups_] + unit_plane_offset_[unit];
+  }
   // The flash page behind zone-relative page `page` of `slot`.
   FlashPage locate(uint32_t slot, uint32_t page) const;
   // Pages of a zone that unit `unit` holds when the zone's first `pages`
@@ -171,6 +183,9 @@ class ZoneLayout {
   static Result<ZoneLayout> make_flex(const Config& config);
   // The open and active limits and the checks every layout shares.
   Outcome set_limits(const Config& config);
+  // Fills group_plane_ and unit_plane_offset_ (not FlexZNS).
+  void plan_unit_planes();
+  uint32_t flex_unit_plane(uint32_t slot, uint32_t unit) const;
 
   uint64_t lba_size_bytes_ = 0;
   uint32_t lbas_per_page_ = 0;
@@ -200,6 +215,13 @@ class ZoneLayout {
   std::vector<ZoneSetInfo> sets_;
   std::shared_ptr<const FlexLayout> flex_;
   std::vector<FlexSlot> slots_;
+  // Not FlexZNS: unit u of a slot of group g is on flat plane
+  // group_plane_[g] + unit_plane_offset_[u] (channels first, then dies,
+  // then planes; the group picks the channels and dies).
+  std::vector<uint32_t> group_plane_;
+  std::vector<uint32_t> unit_plane_offset_;
+  Divisor zone_size_divisor_;  // zone_size_lbas_ (not FlexZNS)
+  Divisor page_divisor_;       // lbas_per_page_
 };
 
 }  // namespace zonelab

@@ -20,6 +20,11 @@ ZoneTable::ZoneTable(const std::vector<ZoneSetInfo>& sets, uint32_t max_open, ui
     : ZoneTable(sets.back().first_zone + sets.back().zone_count, sets.front().zone_capacity_lbas,
                 max_open, max_active) {
   sets_ = sets;
+  uniform_ = sets_.size() <= 1;
+}
+
+uint64_t ZoneTable::set_capacity_lbas(uint32_t index) const {
+  return sets_[zone_set_of_zone(sets_, index)].zone_capacity_lbas;
 }
 
 Status ZoneTable::check_write(uint32_t index, uint64_t offset, uint64_t nlb) const {

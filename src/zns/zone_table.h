@@ -38,9 +38,10 @@ class ZoneTable {
   uint32_t zone_count() const { return static_cast<uint32_t>(zones_.size()); }
   // The first set's zone capacity (every zone's, with one set).
   uint64_t capacity_lbas() const { return capacity_lbas_; }
+  // Zone `index`'s capacity. Every write asks: one set (every format but
+  // FlexZNS's) answers from one member, several look the zone's set up.
   uint64_t capacity_lbas(uint32_t index) const {
-    return sets_.size() <= 1 ? capacity_lbas_
-                             : sets_[zone_set_of_zone(sets_, index)].zone_capacity_lbas;
+    return uniform_ ? capacity_lbas_ : set_capacity_lbas(index);
   }
   const Zone& zone(uint32_t index) const { return zones_[index]; }
   Zone& mutable_zone(uint32_t index) { return zones_[index]; }
@@ -91,10 +92,12 @@ class ZoneTable {
   void release(uint32_t index);
   void set_state(uint32_t index, ZoneState state);
   void close_implicitly(uint32_t index);
+  uint64_t set_capacity_lbas(uint32_t index) const;
 
   std::vector<Zone> zones_;
   std::vector<ZoneSetInfo> sets_;  // empty or one: every zone has capacity_lbas_
   uint64_t capacity_lbas_;
+  bool uniform_ = true;  // sets_.size() <= 1
   uint32_t max_open_;
   uint32_t max_active_;
   uint32_t open_count_ = 0;
