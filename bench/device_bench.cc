@@ -5,10 +5,14 @@
 // docs/benchmarks.md.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/histogram.h"
@@ -165,6 +169,41 @@ BENCHMARK(BM_DriveMixed4KiBQd32)
     ->Arg(0)
     ->Arg(1)
     ->Unit(benchmark::kMillisecond);
+
+// The yardstick for docs/benchmarks.md's reference ratios: the machine's
+// speed at the model's kind of work, in code that is not the model's. A
+// queue-depth-32 loop of events, each a random pick, a division and a
+// busy-time update of one of 1,024 resources, through a binary heap --
+// std:: only, so no change to zonelab moves it. `make bench` divides every
+// other benchmark's rate by this one's from the same run. Changing it
+// changes every ratio: bench/reference.json must be remade with it.
+void BM_Calibration(benchmark::State& state) {
+  constexpr uint64_t kEvents = 200'000;
+  constexpr uint32_t kDepth = 32;
+  constexpr size_t kResources = 1024;
+  for (auto _ : state) {
+    std::vector<uint64_t> free_at_ns(kResources, 0);
+    using Event = std::pair<uint64_t, uint64_t>;  // (time, sequence)
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> heap;
+    uint64_t rng = 1;
+    uint64_t seq = 0;
+    for (uint32_t i = 0; i < kDepth; ++i) heap.emplace(0, seq++);
+    for (uint64_t n = 0; n < kEvents; ++n) {
+      uint64_t now = heap.top().first;
+      heap.pop();
+      rng += 0x9E3779B97F4A7C15ULL;  // splitmix64
+      uint64_t x = (rng ^ (rng >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+      x ^= x >> 31;
+      uint64_t& busy = free_at_ns[x % kResources];
+      busy = std::max(busy, now) + 50'000 + (x >> 40) / (now % 7 + 1);
+      heap.emplace(busy + 1'000, seq++);
+    }
+    benchmark::DoNotOptimize(heap.top());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEvents));
+}
+BENCHMARK(BM_Calibration)->Unit(benchmark::kMillisecond);
 
 // Building the 29,172-zone zssd-small device in memory (metadata only).
 void BM_MakeZssdSmall(benchmark::State& state) {

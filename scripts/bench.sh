@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # `make bench`: the model's speed figures, as medians of repeated runs.
-#   1. Google Benchmark cases (simulated commands per wall-clock second).
+#   1. Google Benchmark cases (simulated commands per CPU second), each also
+#      as a ratio to BM_Calibration's rate from the same run, beside the
+#      ratio committed in bench/reference.json; a case more than 10 % below
+#      its reference says SLOWER. BENCH_UPDATE_REFERENCE=1 writes this run's
+#      ratios there instead (after a change that is meant to move them).
 #   2. `zonelab create` of the 2 TB zssd-small device with backing none:
 #      wall time and peak memory (max RSS) of the whole process.
 #   3. The real-time driver's accuracy: 50,000 IOPS of 4 KiB reads from 4
@@ -8,24 +12,75 @@
 #      machine's own floor for it (BM_RealtimeFloor: no driver at all).
 set -euo pipefail
 build=${1:-build}
+reference=${BENCH_REFERENCE:-$(dirname "$0")/../bench/reference.json}
 reps=${BENCH_REPETITIONS:-5}
 rt_reps=${BENCH_REALTIME_REPETITIONS:-3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 echo "== model speed (median of $reps runs, one core) =="
+# Repetitions interleaved at random: the calibration and the cases sample the
+# same moments of a shared machine's noise.
 taskset -c 0 "$build/zonelab_bench" --benchmark_filter=-Realtime --benchmark_repetitions="$reps" \
+  --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_format=json >"$out/bench.json"
 
-python3 - "$out/bench.json" "$build/zonelab" "$out" "$reps" <<'PY'
+python3 - "$out/bench.json" "$build/zonelab" "$out" "$reps" "$reference" \
+  "${BENCH_UPDATE_REFERENCE:-0}" <<'PY'
 import json, resource, subprocess, sys, time, statistics, os
 bench_json, zonelab, tmp, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+reference_path, update = sys.argv[5], sys.argv[6] == "1"
 data = json.load(open(bench_json))
 medians = {b["run_name"]: b for b in data["benchmarks"] if b.get("aggregate_name") == "median"}
+medians = dict(sorted(medians.items()))  # interleaved runs come in any order
+
+# A case's ratio: its items (simulated commands) per CPU second over the
+# calibration's events per CPU second, or for a case that counts no items,
+# its runs per CPU second over the calibration's. Both come from this run,
+# so the machine's own speed drops out (docs/benchmarks.md).
+SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+def runs_per_s(b):
+    return 1.0 / (b["cpu_time"] * SCALE[b["time_unit"]])
+CALIBRATION = "BM_Calibration"
+cal = medians.get(CALIBRATION)
+calibration = bool(cal and cal.get("items_per_second"))
+def ratio_of(b):
+    if b.get("items_per_second"):
+        return b["items_per_second"] / cal["items_per_second"]
+    return runs_per_s(b) / runs_per_s(cal)
+reference = json.load(open(reference_path))["ratios"] if os.path.exists(reference_path) else {}
+ratios = {}
+slower = []
+print(f"{'case':<40} {'CPU time':>10}  {'M items/s':>9}  {'ratio':>8}  {'reference':>9}  "
+      f"{'vs ref':>6}")
 for name, b in medians.items():
     ips = b.get("items_per_second")
-    extra = f", {ips/1e6:.2f} M simulated commands/s" if ips else ""
-    print(f"{name:<28} {b['real_time']:.1f} {b['time_unit']}{extra}")
+    shown = f"{ips/1e6:9.2f}" if ips else f"{'-':>9}"
+    line = f"{name:<40} {b['cpu_time']:7.1f} {b['time_unit']:<2}  {shown}"
+    if calibration and name != CALIBRATION:
+        ratio = ratio_of(b)
+        ratios[name] = ratio
+        line += f"  {ratio:8.4g}"
+        if name in reference:
+            vs = ratio / reference[name]
+            line += f"  {reference[name]:9.4g}  {vs:6.2f}"
+            if vs < 0.90:
+                line += "  SLOWER"
+                slower.append(name)
+        else:
+            line += f"  {'(none)':>9}"
+    print(line)
+if slower:
+    print(f"{len(slower)} case(s) more than 10 % below bench/reference.json: "
+          f"{', '.join(slower)}")
+elif reference and calibration:
+    print("every case within 10 % of bench/reference.json (or faster)")
+if update and ratios:
+    with open(reference_path, "w") as f:
+        json.dump({"calibration": CALIBRATION,
+                   "ratios": {k: float(f"{v:.4g}") for k, v in ratios.items()}}, f, indent=2)
+        f.write("\n")
+    print(f"wrote this run's ratios to {reference_path}")
 rr = medians.get("BM_RandRead4KiBQd32", {}).get("items_per_second", 0)
 print(f"randread 4KiB QD32 (small, backing none): {rr/1e6:.2f} M reads/s "
       f"(target >= 1.00 M) -> {'ok' if rr >= 1e6 else 'BELOW TARGET'}")
