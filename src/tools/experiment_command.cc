@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "experiments/experiment.h"
@@ -98,16 +100,26 @@ std::vector<std::string> owned_files(const ExperimentSet& set) {
   return files;
 }
 
+// A file's bytes, at most `max_bytes`; nothing if it is missing, a symlink,
+// not a regular file or bigger.
+std::optional<std::string> read_bounded(const fs::path& path, uint64_t max_bytes) {
+  std::error_code ec;
+  if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec) ||
+      fs::file_size(path, ec) > max_bytes) {
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return std::nullopt;
+  return text;
+}
+
 // The names a manifest lists (bounded; a missing manifest lists none).
 std::vector<std::string> read_manifest(const fs::path& dir) {
   std::vector<std::string> names;
-  std::error_code ec;
-  fs::path path = dir / kManifest;
-  if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec) ||
-      fs::file_size(path, ec) > kManifestBytesMax) {
-    return names;
-  }
-  std::ifstream in(path);
+  auto text = read_bounded(dir / kManifest, kManifestBytesMax);
+  if (!text) return names;
+  std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) names.push_back(line);
   return names;
 }
@@ -251,6 +263,15 @@ void print_summary(const ExperimentSet& set, const std::vector<ExperimentRun>& r
   }
 }
 
+// What a run of one member writes: NAME.csv and NAME.json, with their text.
+std::array<std::pair<std::string, std::string>, 2> member_files(const ExperimentSet& set,
+                                                                const ExperimentRun& run,
+                                                                bool quick) {
+  const std::string name(run.experiment->name);
+  return {{{name + ".csv", run.result.table.to_csv()},
+           {name + ".json", experiment_json(set, run, quick).dump(2) + "\n"}}};
+}
+
 // The set and the members `--only` selects, or why not.
 Result<std::pair<const ExperimentSet*, std::vector<const Experiment*>>> select(
     const ExperimentOptions& o) {
@@ -319,12 +340,11 @@ int run_set(const ExperimentOptions& o) {
   std::vector<ExperimentRun> runs = std::move(ran).value();
   std::vector<fs::path> json_files;
   for (const ExperimentRun& run : runs) {
-    fs::path base = dir / std::string(run.experiment->name);
-    auto csv = write_file(base.string() + ".csv", run.result.table.to_csv());
-    if (!csv) return bad_input(csv.error());
-    json_files.push_back(base.string() + ".json");
-    auto json = write_file(json_files.back(), experiment_json(*set, run, o.quick).dump(2) + "\n");
-    if (!json) return bad_input(json.error());
+    for (const auto& [name, text] : member_files(*set, run, o.quick)) {
+      auto written = write_file(dir / name, text);
+      if (!written) return bad_input(written.error());
+    }
+    json_files.push_back(dir / (std::string(run.experiment->name) + ".json"));
   }
 
   std::string plots = "skipped";
@@ -376,20 +396,8 @@ int run_set(const ExperimentOptions& o) {
   return kExitOk;
 }
 
-// A committed file's bytes, bounded; nothing if it is missing or too big.
+// A committed result file is read up to this size.
 constexpr uint64_t kCheckedBytesMax = uint64_t{64} << 20;
-
-std::optional<std::string> read_bounded(const fs::path& path) {
-  std::error_code ec;
-  if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec) ||
-      fs::file_size(path, ec) > kCheckedBytesMax) {
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return std::nullopt;
-  return text;
-}
 
 // Where two texts first differ: "line N: committed '...', now '...'".
 std::string first_difference(const std::string& committed, const std::string& now) {
@@ -440,8 +448,7 @@ int run_check(const ExperimentOptions& o) {
     std::string name(run.experiment->name);
     run.plotted = fs::exists(dir / (name + ".png"), ec);
     any_plot = any_plot || run.plotted;
-    files.emplace_back(name + ".csv", run.result.table.to_csv());
-    files.emplace_back(name + ".json", experiment_json(*set, run, o.quick).dump(2) + "\n");
+    for (auto& file : member_files(*set, run, o.quick)) files.push_back(std::move(file));
   }
   ExperimentOptions as_run = o;
   as_run.out = o.against;
@@ -451,7 +458,7 @@ int run_check(const ExperimentOptions& o) {
 
   Json differing = Json::array();
   for (const auto& [name, text] : files) {
-    auto committed = read_bounded(dir / name);
+    auto committed = read_bounded(dir / name, kCheckedBytesMax);
     std::string why;
     if (!committed) {
       why = "missing (or not a regular file)";
