@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "fs/izg.h"
 #include "fs/journal.h"
 #include "fs/metadata.h"
+#include "fs/placement.h"
 #include "fs/zoned_fs.h"
 #include "fuzz_targets.h"
 #include "stack/stack.h"
@@ -64,6 +66,35 @@ int fuzz_fs_records(const uint8_t* data, size_t size) {
   }
   if (copy.snapshot() != meta.snapshot())
     fuzz_violated("fs-records", "a snapshot rebuilt differently");
+  return 0;
+}
+
+int fuzz_fs_policy(const uint8_t* data, size_t size) {
+  if (size < 3) return 0;
+  const auto& policies = fs::placement_policies();
+  const fs::PolicyEntry& entry = policies[data[0] % policies.size()];
+  const uint32_t zones = 1 + (uint32_t{data[1]} | uint32_t{data[2]} << 8);
+  std::string_view text(reinterpret_cast<const char*>(data + 3), size - 3);
+  fs::PolicyContext context{zones, 2};
+  auto policy = fs::make_placement_policy(entry.name, text, context);
+  if (!policy) {
+    fuzz_check_message("fs-policy", policy.status().message());
+  } else {
+    std::string state = (*policy)->state_text();
+    auto again = fs::make_placement_policy(entry.name, state, context);
+    if (!again)
+      fuzz_violated("fs-policy", "a stored state is refused: " + again.status().message());
+    if ((*again)->state_text() != state) fuzz_violated("fs-policy", "a stored state changed");
+  }
+  auto map = fs::IzgMap::decode(text, zones);
+  if (!map) {
+    fuzz_check_message("fs-policy", map.status().message());
+  } else {
+    auto back = fs::IzgMap::decode(map->encode(), zones);
+    if (!back || back->group != map->group || back->groups != map->groups) {
+      fuzz_violated("fs-policy", "an IZG map changed in a round trip");
+    }
+  }
   return 0;
 }
 
@@ -276,6 +307,10 @@ fs::Record path_record(fs::RecordType type, const std::string& path,
 // data zone (2) holds 8 written blocks of 16 LBAs each.
 std::vector<fs::Record> seed_records() {
   std::vector<fs::Record> out;
+  fs::Record policy;
+  policy.type = fs::RecordType::kPolicySet;
+  policy.path = "zenfs";
+  out.push_back(policy);
   out.push_back(path_record(fs::RecordType::kDirMade, "/db"));
   for (fs::FileId id = 1; id <= 3; ++id) {
     fs::Record created;
@@ -334,7 +369,8 @@ void write_fs_seeds(const char* dir, size_t& written) {
   namespace stdfs = std::filesystem;
   const stdfs::path base(dir);
   std::error_code error;
-  for (const char* sub : {"fs_records", "fs_superblock", "fs_journal", "fs_journal_damage"}) {
+  for (const char* sub :
+       {"fs_records", "fs_superblock", "fs_journal", "fs_journal_damage", "fs_policy"}) {
     stdfs::create_directories(base / sub, error);
   }
   std::vector<fs::Record> records = seed_records();
@@ -342,6 +378,20 @@ void write_fs_seeds(const char* dir, size_t& written) {
   for (size_t i = 0; i < records.size(); ++i) {
     write_seed(base / "fs_records" / ("one-" + std::to_string(i)), encoded({records[i]}), written);
   }
+  auto policy_seed = [&](const char* name, uint8_t policy, uint16_t zones, std::string text) {
+    std::vector<uint8_t> bytes = {policy, static_cast<uint8_t>((zones - 1) & 0xFF),
+                                  static_cast<uint8_t>((zones - 1) >> 8)};
+    bytes.insert(bytes.end(), text.begin(), text.end());
+    write_seed(base / "fs_policy" / name, bytes, written);
+  };
+  policy_seed("zenfs", 0, 16, "");
+  policy_seed("zenfs-plus", 1, 64,
+              "isolation=on\nminor_gc=off\nminor_gc_period=2s\nfull_gc_trigger=20\n"
+              "izg=64:p=32:0.1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17.18.19.20.21.22.23.24."
+              "25.26.27.28.29.30.31\n");
+  policy_seed("zenfs-plus-irregular", 1, 9, "izg=9:z=0*3.1.-.2*2.1.0");
+  policy_seed("map-periodic", 1, 64, "64:p=4:0.1.2.3");
+  policy_seed("map-runs", 1, 12, "12:z=0*3.1*2.-.2*6");
   fs::Superblock sb;
   sb.uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   sb.block_bytes = kBlockBytes;

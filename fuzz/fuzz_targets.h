@@ -55,8 +55,15 @@ int fuzz_fs_journal(const uint8_t* data, size_t size);
 // cut lost data) leaves a file system a second fsck finds clean.
 int fuzz_fs_journal_damage(const uint8_t* data, size_t size);
 
-// Seed inputs for the four targets above, into DIR/fs_records,
-// DIR/fs_superblock, DIR/fs_journal and DIR/fs_journal_damage; adds to
+// A placement policy's options or stored state (fs/placement.h), and the
+// IZG map's text (fs/izg.h): byte 0 picks the policy, bytes 1-2 the zone
+// count, the rest is the text. A refused text is refused in one line; an
+// accepted policy's state_text() makes the same policy again (the same
+// text), and a decoded map encodes to a text that decodes to it.
+int fuzz_fs_policy(const uint8_t* data, size_t size);
+
+// Seed inputs for the fs targets above, into DIR/fs_records,
+// DIR/fs_superblock, DIR/fs_journal, DIR/fs_journal_damage and DIR/fs_policy; adds to
 // `written`.
 void write_fs_seeds(const char* dir, size_t& written);
 

@@ -5,7 +5,7 @@
 //       every file under CORPUS_DIR/config through fuzz_config_toml and
 //       every file under CORPUS_DIR/job through fuzz_job_file.
 //   zonelab_fuzz_replay --target
-//   image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage FILE...
+//   image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage|fs_policy FILE...
 //       runs the given files (a crash reproducer, say) through one target.
 //   zonelab_fuzz_replay --write-seeds CORPUS_DIR
 //       writes the generated seed inputs (valid images, damaged variants,
@@ -103,6 +103,7 @@ Target target_named(std::string_view name) {
   if (name == "fs_superblock") return fuzz_fs_superblock;
   if (name == "fs_journal") return fuzz_fs_journal;
   if (name == "fs_journal_damage") return fuzz_fs_journal_damage;
+  if (name == "fs_policy") return fuzz_fs_policy;
   return nullptr;
 }
 
@@ -354,11 +355,12 @@ int write_seeds(const fs::path& corpus) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
-               "       zonelab_fuzz_replay --target "
-               "image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage FILE...\n"
-               "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
+  std::fprintf(
+      stderr,
+      "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
+      "       zonelab_fuzz_replay --target "
+      "image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage|fs_policy FILE...\n"
+      "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
 }
 
@@ -380,6 +382,7 @@ int run(std::vector<std::string_view> args) {
     found = run_dir(fuzz_fs_superblock, corpus / "fs_superblock", verbose, tally) && found;
     found = run_dir(fuzz_fs_journal, corpus / "fs_journal", verbose, tally) && found;
     found = run_dir(fuzz_fs_journal_damage, corpus / "fs_journal_damage", verbose, tally) && found;
+    found = run_dir(fuzz_fs_policy, corpus / "fs_policy", verbose, tally) && found;
     if (!found) tally.failed += 1;
   } else {
     return usage();

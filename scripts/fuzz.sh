@@ -5,7 +5,7 @@
 # (fuzz/<target>.dict: tokens, nesting shapes) is run with -dict=.
 #
 #   FUZZ_SECONDS=60        time per target
-#   FUZZ_TARGETS="image config job fs_records fs_superblock fs_journal fs_journal_damage"
+#   FUZZ_TARGETS="image config job fs_records fs_superblock fs_journal fs_journal_damage fs_policy"
 #   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
 #   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
 #   FUZZ_CXX=clang++
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"image config job fs_records fs_superblock fs_journal fs_journal_damage"}
+targets=${FUZZ_TARGETS:-"image config job fs_records fs_superblock fs_journal fs_journal_damage fs_policy"}
 out=${FUZZ_OUT:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
 mkdir -p "$out/obj" "$out/artifacts"
@@ -57,6 +57,7 @@ for target in $targets; do
     fs_superblock) function=fuzz_fs_superblock ;;
     fs_journal) function=fuzz_fs_journal ;;
     fs_journal_damage) function=fuzz_fs_journal_damage ;;
+    fs_policy) function=fuzz_fs_policy ;;
     *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
   esac
   binary="$out/fuzz_$target"

@@ -613,10 +613,6 @@ std::string zone_format_text(const std::vector<ZoneFormatEntry>& sets) {
   return text;
 }
 
-std::vector<std::string> preset_names() {
-  return {"small", "confznspp", "zn540", "zssd-small", "flexzns"};
-}
-
 Config default_config() {
   auto config = preset_config("small");
   return config.value();

@@ -37,8 +37,8 @@ Config preset(std::string_view name) {
 // Presets
 
 TEST(Config, PresetsAreTheContractPresets) {
-  EXPECT_EQ(preset_names(),
-            (std::vector<std::string>{"small", "confznspp", "zn540", "zssd-small", "flexzns"}));
+  EXPECT_EQ(preset_names(), (std::vector<std::string>{"small", "confznspp", "zn540", "zssd-small",
+                                                      "zenfsplus", "flexzns"}));
 }
 
 TEST(Config, EveryPresetLoadsAndMakesAValidLayout) {

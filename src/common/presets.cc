@@ -2,7 +2,9 @@
 // gives the source of every value (seed paper and table) and marks the
 // values the papers leave open. Channel transfer times follow ConfZNS's
 // 1200 MT/s (seed 002, Table 2): page_size / 1.2 GB/s.
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace zonelab {
 
@@ -268,6 +270,66 @@ gc_watermark = 2
 backing = ""
 )";
 
+constexpr std::string_view kZenFsPlus =
+    R"(# zenfsplus: seed 004's small-zone drive (section III, Fig. 3): 32 independent zone groups.
+interface = "zns"
+seed = 1
+[flash]
+channels = 8
+dies_per_channel = 4
+planes_per_die = 1
+blocks_per_plane = 3648
+pages_per_block = 384
+page_size = "48KiB"
+read_latency = "65us"
+program_latency = "450us"
+erase_latency = "3500us"
+transfer_latency = "40960ns"
+[host]
+lba_size = "4KiB"
+command_overhead = "2us"
+link_bandwidth = "3940MB/s"
+queue_depth = 1024
+scheduler = "none"
+deadline.read_expire = "500ms"
+deadline.write_expire = "5s"
+deadline.fifo_batch = 16
+deadline.writes_starved = 2
+zinc.epoch = "64ms"
+zinc.write_tokens = 20000
+zinc.max_holds = 3
+zinc.min_concurrency = 3
+softfinish.chunk = "16KiB"
+softfinish.pause = "0ns"
+[zns]
+channels_per_zone = 1
+dies_per_zone = 1
+zone_capacity = "72MiB"
+zone_size = "72MiB"
+zone_count = 29172
+max_open = 0
+max_active = 0
+zasl = "480KiB"
+[zns.reset]
+mode = "sync"
+erase = "partial"
+preemptive = false
+[zns.finish]
+granularity = "48KiB"
+pause = "0ns"
+dynamic = false
+[zns.mapping]
+blocks = "direct"
+erase_on = "zone"
+[block]
+overprovisioning = "7%"
+gc = "greedy"
+streams = 1
+gc_watermark = 2
+[store]
+backing = ""
+)";
+
 constexpr std::string_view kFlexZns =
     R"(# flexzns: the FEMU device of seed 001 Table II (2 GiB superblock zones).
 interface = "zns"
@@ -328,15 +390,31 @@ gc_watermark = 2
 backing = ""
 )";
 
+struct Preset {
+  std::string_view name;
+  std::string_view toml;
+};
+
+// Every preset, in one table: the configuration loader, the CLI's help, the
+// RocksDB URI parser and the experiments read it.
+constexpr Preset kPresets[] = {
+    {"small", kSmall},          {"confznspp", kConfZnsPP}, {"zn540", kZn540},
+    {"zssd-small", kZssdSmall}, {"zenfsplus", kZenFsPlus}, {"flexzns", kFlexZns},
+};
+
 }  // namespace
 
 std::string_view preset_toml(std::string_view name) {
-  if (name == "small") return kSmall;
-  if (name == "confznspp") return kConfZnsPP;
-  if (name == "zn540") return kZn540;
-  if (name == "zssd-small") return kZssdSmall;
-  if (name == "flexzns") return kFlexZns;
+  for (const Preset& p : kPresets) {
+    if (p.name == name) return p.toml;
+  }
   return {};
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> out;
+  for (const Preset& p : kPresets) out.emplace_back(p.name);
+  return out;
 }
 
 }  // namespace zonelab

@@ -317,6 +317,20 @@ TEST(FsCrashPoints, EveryInstantWithGarbageCollectionAtWork) {
   enumerate(fs_test_config(), w, 400);
 }
 
+TEST(FsCrashPoints, EveryInstantUnderZenFsPlusWithItsCollections) {
+  // Eight independent zone groups; flush and compaction kept apart; minor
+  // and full collections every millisecond of device time.
+  Workload w;
+  w.seed = 31;
+  w.steps = 90;
+  w.tables_max = 18;
+  w.mkfs.policy = "zenfs+";
+  w.mkfs.policy_options = "minor_gc_period=1ms,full_gc_trigger=30";
+  enumerate(
+      fs_test_config({"flash.channels=4", "flash.dies_per_channel=2", "zns.channels_per_zone=1"}),
+      w, 400);
+}
+
 TEST(FsCrashPoints, EveryInstantUnderATightZoneBudget) {
   Workload w;
   w.seed = 5;

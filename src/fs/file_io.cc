@@ -42,7 +42,9 @@ FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_cl
     }
     ZL_ASSERT(n > 0);
     const uint64_t valid = std::min(valid_left, n * bs);
+    const uint64_t started_ns = now_ns();
     FsStatus written = io_.write(lba, data + done * bs, n, cause, n * bs - valid);
+    const uint64_t took_ns = now_ns() - started_ns;
     std::lock_guard lock(mutex_);
     DataZone& z = zones_->zone(*zone);
     z.writing = false;
@@ -57,10 +59,12 @@ FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_cl
       return written;
     }
     z.wp_lbas += n;
+    policy_->on_io_complete(*zone, true, n * bs, took_ns);
     if (FsStatus ok = placed(Extent{*zone, lba, valid}); !ok) return ok;
     if (z.room_lbas() == 0) {
       // Full on the device: its active resource is free again.
       zones_->release(*zone, true);
+      policy_->on_zone_full(*zone);
       zone.reset();
       changed_.notify_all();
     }
@@ -187,7 +191,7 @@ FsStatus WritableFile::truncate(uint64_t size) {
     size_ = size;
   }
   if (FsStatus ok = fs_.commit(); !ok) return ok;
-  return fs_.reset_free_zones();
+  return fs_.reset_freed();
 }
 
 FsStatus WritableFile::close() {

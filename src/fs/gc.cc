@@ -12,8 +12,7 @@
 namespace zonelab::fs {
 
 uint32_t ZonedFs::gc_target_zones() const {
-  uint64_t share = uint64_t{zones_->count()} * superblock_.gc_free_pct / 100;
-  return static_cast<uint32_t>(std::max<uint64_t>(2, share));
+  return policy_->gc_free_target(zones_->count(), superblock_.gc_free_pct);
 }
 
 FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
@@ -25,7 +24,14 @@ FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
       std::lock_guard lock(mutex_);
       if (FsStatus ok = check_writable(); !ok) return ok;
       if (zones_->empty_count() >= free_zones) break;
-      victim = zones_->gc_victim();
+      victim = policy_->gc_victim(*zones_);
+      if (victim && (!zones_->is_data_zone(*victim) || zones_->zone(*victim).held() ||
+                     zones_->zone(*victim).collecting)) {
+        return FsStatus(Code::kInvalid,
+                        fmt::format("placement policy {} chose zone {} for garbage collection, "
+                                    "which is not free",
+                                    policy_->name(), *victim));
+      }
       if (!victim) break;
       zones_->zone(*victim).collecting = true;
     }
@@ -119,6 +125,7 @@ FsStatus ZonedFs::gc_one_zone(uint32_t victim) {
     return reset;
   }
   zones_->mark_reset(victim);
+  policy_->on_zone_reset(victim);
   ++counters_.zones_reset;
   if (copied == 0) ++counters_.zones_reset_without_copy;
   changed_.notify_all();
@@ -129,7 +136,8 @@ void ZonedFs::schedule_background_gc() {
   // Under mutex_: unmount() cancels the timer set here (and waits for one
   // running), and no timer is set once it has begun.
   if (unmounted_ || !failure_.empty()) return;
-  gc_timer_ = stack_.clock().add_timer(options_.gc_period_ns, [this] { background_gc(); });
+  gc_timer_ = stack_.clock().add_timer(policy_->gc_period_ns(options_.gc_period_ns),
+                                       [this] { background_gc(); });
 }
 
 void ZonedFs::background_gc() {
@@ -138,13 +146,17 @@ void ZonedFs::background_gc() {
     if (unmounted_ || !failure_.empty()) return;
   }
   const uint32_t target = gc_target_zones();
-  (void)reclaim();
+  // The minor collection: zones that hold nothing are reset, nothing copied.
+  if (policy_->minor_gc()) (void)reclaim();
   bool low = false;
   {
     std::lock_guard lock(mutex_);
     low = zones_->empty_count() < target;
   }
-  if (low) (void)collect_garbage(target);
+  if (low) {
+    if (!policy_->minor_gc()) (void)reclaim();
+    (void)collect_garbage(target);
+  }
   std::lock_guard lock(mutex_);
   schedule_background_gc();
 }

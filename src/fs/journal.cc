@@ -201,12 +201,12 @@ std::vector<uint8_t> encode_group(uint64_t sequence, uint64_t index,
   return out;
 }
 
-FsStatus Journal::format(DeviceIo& io, const Superblock& sb) {
+FsStatus Journal::format(DeviceIo& io, const Superblock& sb, const std::vector<Record>& snapshot) {
   for (uint32_t z = 0; z < sb.meta_zones; ++z) {
     if (io.zone(z).state == ZoneState::kEmpty) continue;
     if (FsStatus ok = io.reset(z); !ok) return ok;
   }
-  std::vector<uint8_t> header = encode_meta_header(1, 1, sb, {}, io.block_bytes());
+  std::vector<uint8_t> header = encode_meta_header(1, 1, sb, snapshot, io.block_bytes());
   if (FsStatus ok = io.write(io.zone_start(0), header.data(), header.size() / io.block_bytes(),
                              WriteCause::kMeta);
       !ok) {

@@ -108,7 +108,9 @@ class Journal {
   static constexpr uint64_t kGroupBytesMax = 16 << 20;
 
   // Resets every metadata zone and starts zone 0 with an empty snapshot.
-  static FsStatus format(DeviceIo& io, const Superblock& sb);
+  // `snapshot`: the records the first header starts from (the policy's).
+  static FsStatus format(DeviceIo& io, const Superblock& sb,
+                         const std::vector<Record>& snapshot = {});
   // Reads the metadata zones and the records after the newest header.
   static FsResult<Recovered> recover(DeviceIo& io);
 

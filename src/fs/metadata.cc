@@ -30,6 +30,7 @@ enum class Field : uint8_t {
   kZone,     // u32
   kLba,      // u64
   kValues,   // count u32, then that many u64
+  kBlob,     // u32 length, bytes (at most kPolicyStateBytesMax)
 };
 
 struct Layout {
@@ -52,6 +53,7 @@ const std::array<Layout, kRecordTypeLast + 1> kLayouts = {{
     {"hints-set", {Field::kId, Field::kHints}},
     {"zone-taken", {Field::kZone, Field::kId, Field::kLba}},
     {"counters", {Field::kValues}},
+    {"policy-set", {Field::kPath, Field::kBlob}},
 }};
 
 void put_string(ByteWriter& w, const std::string& text) {
@@ -105,6 +107,11 @@ void put_field(ByteWriter& w, Field field, const Record& r) {
       ZL_ASSERT(r.values.size() <= kCountersMax);
       w.u32(static_cast<uint32_t>(r.values.size()));
       for (uint64_t v : r.values) w.u64(v);
+      return;
+    case Field::kBlob:
+      ZL_ASSERT(r.blob.size() <= kPolicyStateBytesMax);
+      w.u32(static_cast<uint32_t>(r.blob.size()));
+      w.bytes(reinterpret_cast<const uint8_t*>(r.blob.data()), r.blob.size());
       return;
   }
 }
@@ -174,6 +181,14 @@ bool get_field(ByteReader& reader, Field field, Record& r) {
       if (count > kCountersMax || !reader.has(uint64_t{count} * 8)) return false;
       r.values.resize(count);
       for (uint64_t& v : r.values) v = reader.u64();
+      return true;
+    }
+    case Field::kBlob: {
+      if (!reader.has(4)) return false;
+      uint32_t length = reader.u32();
+      if (length > kPolicyStateBytesMax || !reader.has(length)) return false;
+      const uint8_t* bytes = reader.take(length);
+      r.blob.assign(reinterpret_cast<const char*>(bytes), length);
       return true;
     }
   }
@@ -433,6 +448,13 @@ FsStatus Metadata::apply(const Record& r, uint64_t block_bytes, SpaceChanges* ch
     case RecordType::kCounters:
       counters_ = r.values;
       return {};
+    case RecordType::kPolicySet:
+      if (r.path.empty() || r.path.size() > 16) {
+        return FsStatus(Code::kCorruption, "a policy record without a policy name");
+      }
+      policy_name_ = r.path;
+      policy_state_ = r.blob;
+      return {};
   }
   return FsStatus(Code::kCorruption, "a record of an unknown type");
 }
@@ -640,6 +662,13 @@ void Metadata::drop_if_dead(FileId id, SpaceChanges& changes, uint64_t block_byt
 
 std::vector<Record> Metadata::snapshot() const {
   std::vector<Record> records;
+  if (!policy_name_.empty()) {
+    Record policy;
+    policy.type = RecordType::kPolicySet;
+    policy.path = policy_name_;
+    policy.blob = policy_state_;
+    records.push_back(std::move(policy));
+  }
   for (const std::string& dir : dirs_) {  // sorted: a parent before its children
     if (dir == "/") continue;
     Record r;

@@ -101,8 +101,11 @@ enum class RecordType : uint8_t {
   kHintsSet = 10,     // id, lifetime, io_class
   kZoneTaken = 11,    // zone, id, lba: a writer starts at `lba` of a data zone
   kCounters = 12,     // values: the file system's cumulative counters (FsCounters)
+  kPolicySet = 13,    // path (the policy's name), blob: its options and state (placement.h)
 };
-inline constexpr uint8_t kRecordTypeLast = 12;
+inline constexpr uint8_t kRecordTypeLast = 13;
+// A policy's stored options and state, at most.
+inline constexpr uint64_t kPolicyStateBytesMax = 256 << 10;
 // Counters a counters record may hold (more than today's, for later ones).
 inline constexpr uint64_t kCountersMax = 64;
 const char* record_type_name(RecordType type);
@@ -121,6 +124,7 @@ struct Record {
   Extent extent;
   std::vector<Extent> extents;
   std::vector<uint64_t> values;
+  std::string blob;
 
   bool operator==(const Record&) const = default;
 };
@@ -155,7 +159,7 @@ class Metadata {
   FsStatus apply(const Record& record, uint64_t block_bytes, SpaceChanges* changes = nullptr);
 
   // The records that rebuild this state from nothing, in a fixed order:
-  // directories (parents first), files with their extents, names, zone
+  // the policy, directories (parents first), files with their extents, names, zone
   // owners. Files that have no name (alive only while open) are left out.
   std::vector<Record> snapshot() const;
 
@@ -176,6 +180,11 @@ class Metadata {
   const std::map<uint32_t, ZoneOwner>& owners() const { return owners_; }
   // The counters last recorded (kCounters), in FsCounters' order.
   const std::vector<uint64_t>& counters() const { return counters_; }
+  // The placement policy's name and stored state (kPolicySet); empty before
+  // the first such record (a file system made without one: the
+  // superblock's policy with its defaults).
+  const std::string& policy_name() const { return policy_name_; }
+  const std::string& policy_state() const { return policy_state_; }
 
   // A file open in memory stays alive without names (RocksDB may read a
   // file it has deleted until it closes it) until its last hold goes.
@@ -198,6 +207,8 @@ class Metadata {
   std::map<FileId, uint32_t> holds_;
   std::map<uint32_t, ZoneOwner> owners_;
   std::vector<uint64_t> counters_;
+  std::string policy_name_;
+  std::string policy_state_;
   FileId next_id_ = 1;
 };
 

@@ -70,6 +70,12 @@ std::vector<Record> every_kind() {
   hints.id = 3;
   hints.lifetime = Lifetime::kExtreme;
   hints.io_class = IoClass::kCompaction;
+  Record policy;
+  policy.type = RecordType::kPolicySet;
+  policy.path = "zenfs+";
+  policy.blob =
+      "isolation=on\nizg=64:p=32:0.1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17.18.19.20.21."
+      "22.23.24.25.26.27.28.29.30.31\n";
   return {created(3),
           linked(3, "/db/000003.log"),
           path_record(RecordType::kNameUnlinked, "/db/x"),
@@ -81,7 +87,8 @@ std::vector<Record> every_kind() {
           moved,
           hints,
           taken,
-          counters};
+          counters,
+          policy};
 }
 
 TEST(FsRecords, EveryKindRoundTrips) {
@@ -117,6 +124,9 @@ TEST(FsRecords, UnknownTypesLongStringsAndHugeCountsAreRefused) {
   many.insert(many.end(), 20, 0);
   many.insert(many.end(), {0xFF, 0xFF, 0xFF, 0xFF});
   EXPECT_FALSE(decode_records(many.data(), many.size()).ok());
+  // A policy record whose state claims more than the limit.
+  std::vector<uint8_t> huge_state = {13, 12, 0, 0, 0, 1, 0, 'z', 0xFF, 0xFF, 0xFF, 0x7F};
+  EXPECT_FALSE(decode_records(huge_state.data(), huge_state.size()).ok());
   // Lifetime and class past their last values.
   Record bad_hints = created(1);
   std::vector<uint8_t> hint_bytes;

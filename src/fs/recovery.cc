@@ -37,11 +37,6 @@ FsStatus ZonedFs::recover() {
                     rec.damage, rec.groups_after_damage, rec.records_after_damage.size()));
   }
   superblock_ = rec.header.superblock;
-  policy_ = make_placement_policy(superblock_.policy);
-  if (policy_ == nullptr) {
-    return FsStatus(Code::kCorruption, fmt::format("superblock: placement policy '{}' is not known",
-                                                   superblock_.policy));
-  }
   const uint32_t data_zones = superblock_.zone_count - superblock_.meta_zones;
   ZoneLimits limits = data_zone_limits(io_.info(), data_zones);
   if (limits.open < 2 || limits.active < 2) {
@@ -67,6 +62,22 @@ FsStatus ZonedFs::recover() {
     }
   }
   meta_.reserve_ids(rec.header.next_file_id);
+  // The policy, with the options and state mkfs stored (or, on a file
+  // system made without them, its defaults).
+  if (!meta_.policy_name().empty() && meta_.policy_name() != superblock_.policy) {
+    return FsStatus(Code::kCorruption,
+                    fmt::format("the policy record names '{}', the superblock '{}'",
+                                meta_.policy_name(), superblock_.policy));
+  }
+  auto policy =
+      make_placement_policy(superblock_.policy, meta_.policy_state(),
+                            PolicyContext{superblock_.zone_count, superblock_.meta_zones});
+  if (!policy) {
+    return FsStatus(Code::kCorruption, fmt::format("placement policy {}: {}", superblock_.policy,
+                                                   policy.status().message()));
+  }
+  policy_ = std::move(*policy);
+  zones_->set_groups(policy_->zone_groups());
   counters_ = counters_of(meta_.counters());
   // Files a crash left without a name (open, deleted) are gone.
   std::vector<FileId> nameless;

@@ -98,6 +98,11 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
     return FsStatus(Code::kInvalid, fmt::format("--policy {}: the known policies are {}", o.policy,
                                                 placement_policy_names()));
   }
+  if (auto made = make_placement_policy(o.policy, o.policy_options,
+                                        PolicyContext{info.zone_count, o.meta_zones});
+      !made) {
+    return made.status();
+  }
   if (!stores_data) {
     return FsStatus(Code::kInvalid,
                     "the device stores no data (store.backing = none); a file system needs "
@@ -149,7 +154,64 @@ FsStatus check_mount_options(const MountOptions& o) {
   return {};
 }
 
-FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options) {
+namespace {
+
+// The policy mkfs stores: made from its options, with the IZG map the probe
+// finds when the policy wants one and none was given.
+FsResult<std::unique_ptr<PlacementPolicy>> make_policy_for_mkfs(Stack& stack,
+                                                                const MkfsOptions& options,
+                                                                MkfsReport& out) {
+  const PolicyContext context{stack.info().zone_count, options.meta_zones};
+  const PolicyEntry* entry = find_placement_policy(options.policy);
+  ZL_ASSERT(entry != nullptr);
+  auto pairs = parse_policy_options(options.policy_options);
+  if (!pairs) return pairs.status();
+  if (!entry->wants_izg_map || pairs->count("izg") != 0) {
+    return make_placement_policy(options.policy, options.policy_options, context);
+  }
+  IzgProbeOptions probe;
+  if (auto it = pairs->find("threshold"); it != pairs->end()) {
+    probe.threshold_pct = static_cast<uint32_t>(std::stoul(it->second));
+  }
+  if (auto it = pairs->find("samples"); it != pairs->end()) {
+    probe.samples = static_cast<uint32_t>(std::stoul(it->second));
+  }
+  // On a device of the same configuration that keeps no data: timing
+  // alone, and the image is not changed whatever mkfs decides.
+  Config scratch_config = stack.config();
+  scratch_config.store.backing = "none";
+  auto scratch = Stack::make(scratch_config);
+  if (!scratch) return FsStatus(Code::kInvalid, scratch.error());
+  auto found = probe_izg(**scratch, probe);
+  if (!found) return found.status();
+  out.probe = *found;
+  if (found->all_interfere) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("every zone interferes with every other (the probe found one "
+                                "independent zone group): policy {} has no groups to use; "
+                                "--policy zenfs suits this device",
+                                options.policy));
+  }
+  std::string text = options.policy_options;
+  if (found->map.groups < 2) {
+    // Nothing to tell apart: place as ZenFS does, and say so.
+    out.warnings.push_back(fmt::format(
+        "the IZG probe could not tell zone groups apart ({} group, {} zones without one): "
+        "policy {} places as zenfs does, with its garbage collection",
+        found->map.groups, found->unknown_zones, options.policy));
+  } else {
+    if (!text.empty()) text += ",";
+    text += "izg=" + found->map.encode();
+  }
+  for (const std::string& w : found->warnings) out.warnings.push_back(w);
+  return make_placement_policy(options.policy, text, context);
+}
+
+}  // namespace
+
+FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options, MkfsReport* report) {
+  MkfsReport scratch;
+  MkfsReport& out = report != nullptr ? *report : scratch;
   DeviceIo io(stack);
   if (FsStatus ok = check_mkfs_options(options, io.info(), stack.stores_data()); !ok) return ok;
   if (!options.force) {
@@ -168,6 +230,11 @@ FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options) {
                                   found.status().message()));
     }
   }
+  // The policy (and the probe it may run, which leaves the zones as it
+  // found them) before anything changes: a refusal leaves the device as it
+  // was.
+  auto policy = make_policy_for_mkfs(stack, options, out);
+  if (!policy) return policy.status();
   Superblock sb;
   sb.uuid = make_uuid(options.uuid_seed);
   sb.block_bytes = static_cast<uint32_t>(io.block_bytes());
@@ -188,7 +255,12 @@ FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options) {
     }
     if (FsStatus ok = io.reset(z); !ok) return ok;
   }
-  return Journal::format(io, sb);
+  Record policy_record;
+  policy_record.type = RecordType::kPolicySet;
+  policy_record.path = options.policy;
+  policy_record.blob = (*policy)->state_text();
+  out.policy_state = policy_record.blob;
+  return Journal::format(io, sb, {policy_record});
 }
 
 ZonedFs::ZonedFs(Stack& stack, const MountOptions& options)
@@ -334,6 +406,10 @@ FsStatus ZonedFs::reclaim() {
   return reset_free_zones();
 }
 
+FsStatus ZonedFs::reset_freed() {
+  return policy_->reset_when_freed() ? reset_free_zones() : FsStatus();
+}
+
 FsStatus ZonedFs::reset_free_zones() {
   std::vector<uint32_t> zones;
   {
@@ -353,6 +429,7 @@ FsStatus ZonedFs::reset_free_zones() {
       return ok;
     }
     zones_->mark_reset(zones[i]);
+    policy_->on_zone_reset(zones[i]);
     ++counters_.zones_reset;
     ++counters_.zones_reset_without_copy;
   }
@@ -419,6 +496,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
         return ok;
       }
       zones_->release(a.zone, true);
+      policy_->on_zone_full(a.zone);
       ++counters_.zones_finished_for_token;
       changed_.notify_all();
       continue;
@@ -502,7 +580,7 @@ void ZonedFs::release_zone(uint32_t zone, WriterId writer) {
     if (!zones_->holds(zone, writer)) return;  // taken back meanwhile
     DataZone& z = zones_->zone(zone);
     finish = z.written_part_way() &&
-             policy_->finish_on_release(z.view(), superblock_.finish_threshold_pct);
+             policy_->finish_on_release(zones_->view(z), superblock_.finish_threshold_pct);
     if (!finish) {
       zones_->release(zone, false);
       changed_.notify_all();
@@ -514,6 +592,7 @@ void ZonedFs::release_zone(uint32_t zone, WriterId writer) {
   std::lock_guard lock(mutex_);
   zones_->release(zone, ok.is_ok());
   if (ok) {
+    policy_->on_zone_full(zone);
     ++counters_.zones_finished_threshold;
   } else if (failure_.empty()) {
     failure_ = ok.message();
@@ -656,7 +735,7 @@ FsStatus ZonedFs::remove(const std::string& path) {
     locked_.erase(path);
   }
   if (FsStatus ok = commit(); !ok) return ok;
-  return reset_free_zones();
+  return reset_freed();
 }
 
 FsStatus ZonedFs::rename(const std::string& from, const std::string& to) {
@@ -674,7 +753,7 @@ FsStatus ZonedFs::rename(const std::string& from, const std::string& to) {
     if (FsStatus ok = apply_locked(r); !ok) return ok;
   }
   if (FsStatus ok = commit(); !ok) return ok;
-  return reset_free_zones();
+  return reset_freed();
 }
 
 FsStatus ZonedFs::link(const std::string& from, const std::string& to) {
@@ -718,7 +797,7 @@ FsStatus ZonedFs::truncate(const std::string& path, uint64_t size) {
     if (FsStatus ok = apply_locked(r); !ok) return ok;
   }
   if (FsStatus ok = commit(); !ok) return ok;
-  return reset_free_zones();
+  return reset_freed();
 }
 
 FsStatus ZonedFs::lock_file(const std::string& path) {
@@ -916,6 +995,7 @@ std::string ZonedFs::dump_json() const {
       zone["last_taken_by"] = it->second.id;
       zone["last_taken_at_lba"] = it->second.lba;
     }
+    if (uint32_t group = zones_->view(z).group; group != kNoGroup) zone["group"] = group;
     zones.push_back(zone);
   }
   out["zones"] = zones;

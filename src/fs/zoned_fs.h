@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "fs/device_io.h"
+#include "fs/izg.h"
 #include "fs/journal.h"
 #include "fs/metadata.h"
 #include "fs/placement.h"
@@ -59,10 +60,22 @@ struct MkfsOptions {
   // in percent.
   uint32_t gc_free_pct = 10;
   std::string policy = "zenfs";
+  // The policy's options, "key=value" pairs separated by commas
+  // (placement.h lists each policy's).
+  std::string policy_options;
   // Seeds the file system's UUID (a random one when not given).
   std::optional<uint64_t> uuid_seed;
   // Overwrite a device that holds a file system.
   bool force = false;
+};
+
+// What mkfs found on the way: the IZG probe's result when the policy wanted
+// a map, and what a user must hear (a probe that could not tell groups
+// apart, and the fallback taken).
+struct MkfsReport {
+  std::optional<IzgProbeResult> probe;
+  std::vector<std::string> warnings;
+  std::string policy_state;  // what the metadata keeps
 };
 
 // Checks options against a device; the message names the bad option.
@@ -163,7 +176,7 @@ class ZonedFs {
   ZonedFs& operator=(const ZonedFs&) = delete;
 
   // Makes an empty file system on the stack's device.
-  static FsStatus mkfs(Stack& stack, const MkfsOptions& options);
+  static FsStatus mkfs(Stack& stack, const MkfsOptions& options, MkfsReport* report = nullptr);
   // Recovers the file system on the stack's device and makes it usable.
   static FsResult<std::unique_ptr<ZonedFs>> mount(Stack& stack, const MountOptions& options = {});
 
@@ -207,6 +220,7 @@ class ZonedFs {
 
   // --- inspection
   const Superblock& superblock() const { return superblock_; }
+  const PlacementPolicy& policy() const { return *policy_; }
   bool read_only() const { return options_.read_only; }
   FsSpace space() const;
   FsCounters counters() const;
@@ -291,6 +305,9 @@ class ZonedFs {
   Journal::Batch take_batch(uint64_t room_bytes);
   // Resets the zones that hold nothing any more. Not under mutex_.
   FsStatus reset_free_zones();
+  // After a change that freed space: the same, if the policy resets zones
+  // as soon as they hold nothing (else its minor collection does).
+  FsStatus reset_freed();
   FsStatus fail(FsStatus status);   // the file system stops taking writes
   FsStatus check_writable() const;  // under mutex_
   uint64_t now_ns() const;

@@ -7,7 +7,7 @@ namespace zonelab::fs {
 
 ZoneManager::ZoneManager(uint32_t first_zone, uint32_t zone_count, uint64_t zone_size_lbas,
                          uint64_t capacity_lbas, ZoneLimits limits)
-    : first_(first_zone), limits_(limits) {
+    : first_(first_zone), limits_(limits), zone_size_lbas_(zone_size_lbas) {
   ZL_ASSERT(limits.open >= 2 && limits.active >= 2 && limits.open <= limits.active);
   ZL_ASSERT(first_zone < zone_count);
   for (uint32_t z = first_zone; z < zone_count; ++z) {
@@ -78,6 +78,7 @@ bool ZoneManager::revoke_idle(WriterId asking, bool part_way) {
 void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class) {
   ZL_ASSERT(!z.held() && !z.collecting && z.room_lbas() > 0);
   z.writer = writer;
+  z.writer_class = io_class;
   if (z.empty()) {
     z.lifetime = lifetime;
     z.io_class = io_class;
@@ -86,7 +87,7 @@ void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass 
   }
 }
 
-ZoneManager::Allocation ZoneManager::allocate(const PlacementPolicy& policy, Lifetime lifetime,
+ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime lifetime,
                                               IoClass io_class, WriterId writer,
                                               bool keep_empty_for_gc) {
   ZL_ASSERT(writer != kNoWriter);
@@ -99,16 +100,14 @@ ZoneManager::Allocation ZoneManager::allocate(const PlacementPolicy& policy, Lif
   if (held_count() >= open_cap && !revoke_idle(writer, false)) return out;  // kWait
   if (held_count() >= open_cap) return out;
 
-  std::vector<ZoneView> candidates;
-  for (const DataZone& z : zones_) {
-    if (z.written_part_way() && !z.held() && !z.collecting && z.room_lbas() > 0) {
-      candidates.push_back(z.view());
-    }
-  }
-  if (const ZoneView* pick = policy.pick(candidates, lifetime, io_class)) {
-    take(zone(pick->zone), writer, lifetime, io_class);
+  const PlacementRequest request{lifetime, io_class, writer == kGcWriter};
+  Placement placement = policy.place(*this, request);
+  if (placement.kind == Placement::Kind::kContinue) {
+    DataZone& z = zone(placement.zone);
+    ZL_ASSERT(z.written_part_way() && !z.held() && !z.collecting && z.room_lbas() > 0);
+    take(z, writer, lifetime, io_class);
     out.kind = Allocation::Kind::kZone;
-    out.zone = pick->zone;
+    out.zone = placement.zone;
     return out;
   }
 
@@ -138,18 +137,14 @@ ZoneManager::Allocation ZoneManager::allocate(const PlacementPolicy& policy, Lif
     out.kind = Allocation::Kind::kNoSpace;
     return out;
   }
-  const size_t n = zones_.size();
-  for (size_t step = 0; step < n; ++step) {
-    DataZone& z = zones_[(next_empty_ + step) % n];
-    if (!z.empty() || z.held() || z.collecting) continue;
-    next_empty_ = static_cast<uint32_t>((next_empty_ + step + 1) % n);
-    take(z, writer, lifetime, io_class);
-    out.kind = Allocation::Kind::kZone;
-    out.zone = z.index;
-    out.fresh = true;
-    return out;
-  }
-  ZL_ASSERT(false && "empty_count() found an empty zone");
+  std::optional<uint32_t> chosen = policy.choose_empty(*this, request);
+  ZL_ASSERT(chosen && "empty_count() found an empty zone");
+  DataZone& z = zone(*chosen);
+  ZL_ASSERT(z.empty() && !z.held() && !z.collecting);
+  take(z, writer, lifetime, io_class);
+  out.kind = Allocation::Kind::kZone;
+  out.zone = z.index;
+  out.fresh = true;
   return out;
 }
 
@@ -203,17 +198,23 @@ std::vector<uint32_t> ZoneManager::resettable(uint64_t durable_seq) const {
   return out;
 }
 
-std::optional<uint32_t> ZoneManager::gc_victim() const {
-  const DataZone* best = nullptr;
-  for (const DataZone& z : zones_) {
-    if (z.held() || z.collecting || z.garbage_blocks() == 0) continue;
-    // The smallest live share: live / written, compared without division.
-    if (best == nullptr || z.live_blocks * best->wp_lbas < best->live_blocks * z.wp_lbas) {
-      best = &z;
-    }
-  }
-  if (best == nullptr) return std::nullopt;
-  return best->index;
+ZoneView ZoneManager::view(const DataZone& z) const {
+  ZoneView v;
+  v.zone = z.index;
+  v.size_lbas = zone_size_lbas_;
+  v.capacity_lbas = z.capacity_lbas;
+  v.written_lbas = z.wp_lbas;
+  v.room_lbas = z.room_lbas();
+  v.live_lbas = z.live_blocks;
+  v.lifetime = z.lifetime;
+  v.io_class = z.io_class;
+  v.group = z.index < groups_.size() ? groups_[z.index] : kNoGroup;
+  v.held = z.held();
+  v.writer_class = z.writer_class;
+  v.readers = z.readers;
+  v.collecting = z.collecting;
+  v.finished = z.finished;
+  return v;
 }
 
 }  // namespace zonelab::fs

@@ -40,14 +40,15 @@ struct DataZone {
   uint32_t index = 0;
   uint64_t start_lba = 0;
   uint64_t capacity_lbas = 0;
-  uint64_t wp_lbas = 0;                   // zone-relative: blocks written
-  uint64_t live_blocks = 0;               // blocks files hold
-  Lifetime lifetime = Lifetime::kNotSet;  // the longest lifetime of data in it
-  IoClass io_class = IoClass::kOther;     // of the writes that started it
-  WriterId writer = kNoWriter;            // holds its open token
-  bool writing = false;                   // the writer is writing now: not taken back
-  bool finished = false;                  // full, or finished early
-  bool collecting = false;                // being emptied, reset or finished: nobody takes it
+  uint64_t wp_lbas = 0;                    // zone-relative: blocks written
+  uint64_t live_blocks = 0;                // blocks files hold
+  Lifetime lifetime = Lifetime::kNotSet;   // the longest lifetime of data in it
+  IoClass io_class = IoClass::kOther;      // of the writes that started it
+  WriterId writer = kNoWriter;             // holds its open token
+  IoClass writer_class = IoClass::kOther;  // of the writer holding it
+  bool writing = false;                    // the writer is writing now: not taken back
+  bool finished = false;                   // full, or finished early
+  bool collecting = false;                 // being emptied, reset or finished: nobody takes it
   uint32_t readers = 0;
   // The file system's record count when the zone last lost a block: it may
   // be reset once the journal holds that many records (the records that
@@ -61,7 +62,6 @@ struct DataZone {
   bool active() const { return written_part_way() || (held() && !finished); }
   uint64_t room_lbas() const { return finished ? 0 : capacity_lbas - wp_lbas; }
   uint64_t garbage_blocks() const { return wp_lbas - live_blocks; }
-  ZoneView view() const { return {index, capacity_lbas, room_lbas(), lifetime, io_class}; }
 };
 
 struct ZoneLimits {
@@ -69,7 +69,7 @@ struct ZoneLimits {
   uint32_t active = 0;  // zones active at once
 };
 
-class ZoneManager {
+class ZoneManager final : public ZoneTable {
  public:
   ZoneManager(uint32_t first_zone, uint32_t zone_count, uint64_t zone_size_lbas,
               uint64_t capacity_lbas, ZoneLimits limits);
@@ -88,6 +88,14 @@ class ZoneManager {
   DataZone& zone(uint32_t index) { return zones_.at(index - first_); }
   const DataZone& zone(uint32_t index) const { return zones_.at(index - first_); }
   const std::vector<DataZone>& zones() const { return zones_; }
+  // ZoneTable: what a policy sees of each data zone.
+  uint32_t size() const override { return count(); }
+  ZoneView at(uint32_t index) const override { return view(zones_[index]); }
+  ZoneView view(const DataZone& z) const;
+  ZoneView view_of(uint32_t zone) const { return view(this->zone(zone)); }
+  // Each device zone's independent zone group (the policy's map; empty:
+  // none known).
+  void set_groups(std::vector<uint32_t> groups) { groups_ = std::move(groups); }
 
   // What a writer gets when it asks for a zone.
   struct Allocation {
@@ -106,8 +114,8 @@ class ZoneManager {
   // and garbage collection may use the tokens kept back; with
   // `keep_empty_for_gc` only garbage collection takes the last empty zone,
   // so that it can always move a zone's live data out and free it.
-  Allocation allocate(const PlacementPolicy& policy, Lifetime lifetime, IoClass io_class,
-                      WriterId writer, bool keep_empty_for_gc);
+  Allocation allocate(PlacementPolicy& policy, Lifetime lifetime, IoClass io_class, WriterId writer,
+                      bool keep_empty_for_gc);
 
   // The last resort when no empty zone is left: the zone written part way
   // with the most room, whatever its data's lifetime -- one taken back from
@@ -125,9 +133,6 @@ class ZoneManager {
   // has them, and the records that freed them are among the first
   // `durable_seq` records (in the journal).
   std::vector<uint32_t> resettable(uint64_t durable_seq) const;
-  // The zone garbage collection should empty next: the smallest share of
-  // live data among those with garbage that nobody holds.
-  std::optional<uint32_t> gc_victim() const;
 
   // Another writer is writing, a zone is being emptied, reset or finished,
   // or a dead zone waits for its readers: space may come free without
@@ -150,7 +155,8 @@ class ZoneManager {
   uint32_t first_;
   std::vector<DataZone> zones_;
   ZoneLimits limits_;
-  uint32_t next_empty_ = 0;  // round robin over empty zones spreads wear
+  uint64_t zone_size_lbas_ = 0;
+  std::vector<uint32_t> groups_;
   uint64_t revocations_ = 0;
 };
 

@@ -54,9 +54,10 @@ CLI::Option* add_count_option(CLI::App* app, const std::string& name,
 }
 
 void add_config_options(CLI::App& app, ConfigOptions& options) {
+  std::string names;
+  for (const std::string& name : preset_names()) names += (names.empty() ? "" : ", ") + name;
   app.add_option("--preset", options.preset,
-                 "start from a shipped preset: small (default), confznspp, zn540, zssd-small, "
-                 "flexzns");
+                 "start from a shipped preset: " + names + " (small is the default)");
   app.add_option("--config", options.config_file,
                  "TOML configuration file applied over the preset");
   app.add_option("--set", options.overrides, "override one key, e.g. --set zns.max_open=8")

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "common/units.h"
 #include "fs/zoned_fs.h"
 #include "kv/runtime.h"
+#include "tools/probe_command.h"
 
 namespace zonelab::cli {
 namespace {
@@ -59,7 +61,20 @@ void add_mkfs_command(CLI::App& app, FsRequest& r) {
                      "garbage collection keeps this share of the data zones empty (10)");
   add_bounded_option(mkfs, "--meta-zones", r.meta_zones, fs::kMetaZonesMin, fs::kMetaZonesMax,
                      false, "zones for the superblock and the journal (2)");
-  mkfs->add_option("--policy", r.policy, "data placement policy: zenfs (the default)");
+  std::string policies;
+  for (const fs::PolicyEntry& entry : fs::placement_policies()) {
+    policies += fmt::format("{}{} ({})", policies.empty() ? "" : "; ", entry.name, entry.summary);
+  }
+  mkfs->add_option("--policy", r.policy,
+                   "data placement policy: " + policies + "; zenfs is the default");
+  std::string option_help;
+  for (const fs::PolicyEntry& entry : fs::placement_policies()) {
+    option_help +=
+        fmt::format("{}{}: {}", option_help.empty() ? "" : " | ", entry.name, entry.options);
+  }
+  mkfs->add_option("-o,--policy-option", r.policy_options,
+                   "a policy option KEY=VALUE (repeatable): " + option_help)
+      ->type_name("KEY=VALUE");
   add_count_option(mkfs, "--uuid-seed", r.uuid_seed, "derive the UUID from this seed");
   mkfs->add_flag("--force", r.force, "replace a file system the device holds");
   mkfs->add_flag("--json", r.json, "print JSON");
@@ -95,6 +110,7 @@ void add_fs_subcommands(CLI::App* fs, FsRequest& r) {
   backup->add_flag("--force", r.force, "write into a directory that is not empty");
   auto* restore = add_fs_subcommand(fs, r, "restore", "copy a host directory tree in");
   restore->add_option("DIR", r.path, "host directory")->required();
+  add_fs_probe_subcommand(fs, r);
 }
 
 // --- sessions ------------------------------------------------------------------
@@ -212,6 +228,9 @@ fs::MkfsOptions mkfs_options(const FsRequest& r) {
   if (r.meta_zones) o.meta_zones = static_cast<uint32_t>(*r.meta_zones);
   o.uuid_seed = r.uuid_seed;
   o.policy = r.policy;
+  for (const std::string& option : r.policy_options) {
+    o.policy_options += (o.policy_options.empty() ? "" : ",") + option;
+  }
   o.force = r.force;
   return o;
 }
@@ -228,7 +247,21 @@ Json superblock_json(const fs::Superblock& sb) {
               {"policy", sb.policy}};
 }
 
-void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json) {
+// The policy's options and what it keeps, for people and JSON.
+Json policy_json(const fs::PlacementPolicy& policy) {
+  Json options = Json::object();
+  for (const auto& [key, value] : policy.describe()) options[key] = value;
+  return Json{{"name", std::string(policy.name())}, {"options", options}};
+}
+
+std::string policy_text(const fs::PlacementPolicy& policy) {
+  std::string out(policy.name());
+  for (const auto& [key, value] : policy.describe()) out += fmt::format(" {}={}", key, value);
+  return out;
+}
+
+void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json,
+                const fs::MkfsReport& report, uint64_t wall_ns) {
   const fs::Superblock& sb = zfs.superblock();
   const uint32_t data_zones = sb.zone_count - sb.meta_zones;
   const uint64_t zone_capacity_bytes = sb.zone_capacity_lbas * sb.block_bytes;
@@ -238,6 +271,8 @@ void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json) {
     out.update(superblock_json(sb));
     out["data_zones"] = data_zones;
     out["zone_capacity_bytes"] = zone_capacity_bytes;
+    out["placement"] = policy_json(zfs.policy());
+    if (report.probe) out["probe"] = probe_json(*report.probe, wall_ns);
     print_fs_json(out);
     return;
   }
@@ -245,7 +280,8 @@ void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json) {
       "{}: file system {}, {} data zones of {} (+{} metadata), finish threshold {}%, gc keeps "
       "{}% free, policy {}\n",
       image, fs::uuid_text(sb.uuid), data_zones, format_size(zone_capacity_bytes), sb.meta_zones,
-      sb.finish_threshold_pct, sb.gc_free_pct, sb.policy);
+      sb.finish_threshold_pct, sb.gc_free_pct, policy_text(zfs.policy()));
+  if (report.probe) print_probe(image, *report.probe, wall_ns);
 }
 
 int run_mkfs(const FsRequest& r) {
@@ -258,13 +294,19 @@ int run_mkfs(const FsRequest& r) {
   if (auto problem = mkfs_device_problem(*s.stack)) {
     return bad_input(fmt::format("{}: {}", r.image, *problem));
   }
-  if (fs::FsStatus made = fs::ZonedFs::mkfs(*s.stack, mkfs_options(r)); !made) {
+  fs::MkfsReport report;
+  const auto started = std::chrono::steady_clock::now();
+  if (fs::FsStatus made = fs::ZonedFs::mkfs(*s.stack, mkfs_options(r), &report); !made) {
     return fs_failure(r.image, made);
   }
+  const auto wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                 std::chrono::steady_clock::now() - started)
+                                                 .count());
   // Mounted read-only, only to read back what was made.
   auto mounted = fs::ZonedFs::mount(*s.stack, mount_options(false));
   if (!mounted) return fs_failure(r.image, mounted.status());
-  print_mkfs(r.image, **mounted, r.json);
+  print_mkfs(r.image, **mounted, r.json, report, wall_ns);
+  for (const std::string& w : report.warnings) note(fmt::format("{}: {}", r.image, w));
   mounted->reset();
   Outcome saved = s.stack->close();
   if (!saved) note(fmt::format("{}: not checkpointed ({})", r.image, saved.error()));
@@ -477,6 +519,7 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
   if (r.json) {
     Json out = df_json(sp);
     out["image"] = r.image;
+    out["placement"] = policy_json(zfs.policy());
     print_fs_json(out);
     return kExitOk;
   }
@@ -492,6 +535,7 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
              format_size(sp.zone_bytes), sp.empty_zones, sp.active_zones);
   fmt::print("files                {}, {} bytes\n", sp.files, sp.file_bytes);
   fmt::print("write amplification  {:.3f}\n", sp.write_amplification);
+  fmt::print("placement            {}\n", policy_text(zfs.policy()));
   return kExitOk;
 }
 
@@ -675,6 +719,7 @@ int run_dump(const FsRequest& r, fs::ZonedFs& zfs) {
   Json out = status_json(Status::kSuccess);
   out["image"] = r.image;
   out["superblock"] = superblock_json(zfs.superblock());
+  out["placement"] = policy_json(zfs.policy());
   Json dump = Json::parse(text);
   for (auto& [key, value] : dump.items()) out[key] = value;
   out["journal"]["zone"] = zfs.journal_zone();
@@ -1086,7 +1131,7 @@ int run_read_only(const FsRequest& r) {
   return bad_input(fmt::format("unknown fs command '{}'", r.command));
 }
 
-constexpr const char* kFsCommands = "ls, stat, cat, df, fsck, dump, backup, restore";
+constexpr const char* kFsCommands = "ls, stat, cat, df, fsck, dump, backup, restore, probe";
 
 }  // namespace
 
@@ -1106,7 +1151,8 @@ std::optional<std::string> fs_usage_problem(const std::vector<std::string>& args
 void add_fs_commands(CLI::App& app, FsRequest& request) {
   add_mkfs_command(app, request);
   auto* fs = app.add_subcommand(
-      "fs", "the zoned file system on an image: ls, stat, cat, df, fsck, dump, backup, restore");
+      "fs",
+      "the zoned file system on an image: ls, stat, cat, df, fsck, dump, backup, restore, probe");
   fs->require_subcommand(1);
   add_fs_subcommands(fs, request);
 }
@@ -1115,6 +1161,7 @@ int run_fs_command(const FsRequest& r) {
   if (r.command == "mkfs") return run_mkfs(r);
   if (r.command == "fsck") return run_fsck(r);
   if (r.command == "restore") return run_restore(r);
+  if (r.command == "probe") return run_fs_probe(r);
   return run_read_only(r);
 }
 

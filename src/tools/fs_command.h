@@ -21,7 +21,7 @@
 namespace zonelab::cli {
 
 struct FsRequest {
-  std::string command;  // mkfs, ls, stat, cat, df, fsck, dump, backup, restore
+  std::string command;  // mkfs, ls, stat, cat, df, fsck, dump, backup, restore, probe
   std::string image;
   std::string path;  // ls: DIR; stat, cat: PATH; backup, restore: the host directory
   bool json = false;
@@ -36,6 +36,10 @@ struct FsRequest {
   std::optional<uint64_t> meta_zones;
   std::optional<uint64_t> uuid_seed;
   std::string policy = "zenfs";
+  std::vector<std::string> policy_options;  // mkfs -o KEY=VALUE
+  // fs probe
+  std::optional<uint32_t> probe_threshold_pct;
+  std::optional<uint32_t> probe_samples;
 };
 
 // Registers `mkfs` and `fs` (with its subcommands) on `app`; a parsed one
