@@ -105,11 +105,37 @@ void add_fs_subcommands(CLI::App* fs, FsRequest& r) {
   fsck->add_flag("--skip-databases", r.skip_databases,
                  "do not open the RocksDB databases found (a directory with a CURRENT file)");
   add_fs_subcommand(fs, r, "dump", "the superblock, every directory, file and zone as JSON");
-  auto* backup = add_fs_subcommand(fs, r, "backup", "copy every directory and file to DIR");
+  add_fs_subcommand(fs, r, "info", "the superblock: geometry, thresholds, placement policy");
+  auto* backup = add_fs_subcommand(fs, r, "backup",
+                                   "copy every directory and file (or those below --path) to DIR");
   backup->add_option("DIR", r.path, "host directory (made if missing)")->required();
   backup->add_flag("--force", r.force, "write into a directory that is not empty");
-  auto* restore = add_fs_subcommand(fs, r, "restore", "copy a host directory tree in");
+  backup->add_option("--path", r.subtree,
+                     "copy only this directory of the file system; DIR holds what is below it");
+  auto* restore =
+      add_fs_subcommand(fs, r, "restore", "copy a host directory tree in (at / or --restore-path)");
   restore->add_option("DIR", r.path, "host directory")->required();
+  restore->add_option("--restore-path", r.subtree,
+                      "copy into this directory of the file system (made with its parents)");
+}
+
+// The commands that change the namespace, one name at a time.
+void add_namespace_subcommands(CLI::App* fs, FsRequest& r) {
+  auto* mkdir = add_fs_subcommand(fs, r, "mkdir", "make a directory");
+  mkdir->add_option("PATH", r.path, "directory to make")->required();
+  mkdir->add_flag("-p,--parents", r.parents,
+                  "make the missing directories above it too; one that exists is no error");
+  auto* rm = add_fs_subcommand(fs, r, "rm", "remove a file's name (the file goes with its last)");
+  rm->add_option("PATH", r.path, "file")->required();
+  auto* rmdir = add_fs_subcommand(fs, r, "rmdir", "remove an empty directory");
+  rmdir->add_option("PATH", r.path, "directory")->required();
+  auto* mv = add_fs_subcommand(fs, r, "mv", "rename a file, or a directory with all below it");
+  mv->add_option("FROM", r.path, "file or directory")->required();
+  mv->add_option("TO", r.to, "its new path")->required();
+  mv->add_flag("--force", r.force, "replace a file, or an empty directory, at TO");
+  auto* link = add_fs_subcommand(fs, r, "link", "give a file another name (a hard link)");
+  link->add_option("FROM", r.path, "file")->required();
+  link->add_option("TO", r.to, "the new name")->required();
   add_fs_probe_subcommand(fs, r);
 }
 
@@ -182,6 +208,20 @@ int unmount(const std::string& image, Session& s) {
   return kExitOk;
 }
 
+// Runs `check` on a read-only mount of the session's writable stack, before
+// the file system is mounted for writing: a change it refuses leaves the
+// image as it was (a writable mount journals the file system's counters
+// when it goes, and recovery may write). Recovery's notes wait for the
+// writable mount.
+int check_before_writing(const std::string& image, Session& s,
+                         const std::function<fs::FsStatus(const fs::ZonedFs&)>& check) {
+  ZL_ASSERT(s.stack != nullptr && s.fs == nullptr);
+  auto looked = fs::ZonedFs::mount(*s.stack, mount_options(false));
+  if (!looked) return fs_failure(image, looked.status());
+  if (fs::FsStatus ok = check(**looked); !ok) return fs_failure(image, ok);
+  return kExitOk;
+}
+
 // An absolute, normalized-looking path: a leading '/' added when missing,
 // trailing ones dropped; the file system checks the rest.
 std::string fs_path(const std::string& given) {
@@ -197,6 +237,34 @@ std::string counted(uint64_t n, const char* one, const char* many) {
 
 std::string join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+// How many directories `path` and those above it lack (0: it is one); a file
+// on the way is the reason it cannot become one. `path` is normalized.
+fs::FsResult<uint32_t> missing_dirs(const fs::ZonedFs& zfs, const std::string& path) {
+  uint32_t missing = 0;
+  // Bounded: each turn takes a component off, and "/" is a directory.
+  for (std::string dir = path;; dir = fs::parent_of(dir)) {
+    auto st = zfs.stat(dir);
+    if (st && !st->is_dir) {
+      return fs::FsStatus(fs::Code::kNotDirectory, fmt::format("{} is a file", dir));
+    }
+    if (st) return missing;
+    if (st.status().code() != fs::Code::kNotFound) return st.status();
+    ZL_ASSERT(dir != "/");
+    ++missing;
+  }
+}
+
+// The directory a new name goes into must be one.
+fs::FsStatus check_parent_dir(const fs::ZonedFs& zfs, const std::string& path) {
+  const std::string parent = fs::parent_of(path);
+  auto missing = missing_dirs(zfs, parent);
+  if (!missing) return missing.status();
+  if (*missing > 0) {
+    return fs::FsStatus(fs::Code::kNotFound, fmt::format("no directory {}", parent));
+  }
+  return {};
 }
 
 // JSON on one line (or indented); bytes that are not UTF-8 in names become
@@ -235,16 +303,42 @@ fs::MkfsOptions mkfs_options(const FsRequest& r) {
   return o;
 }
 
+// One field of the superblock: its JSON key and value (mkfs --json, fs
+// dump, fs info --json) and its line in fs info. Every field of
+// fs::Superblock has a row in superblock_fields, in the order it is stored;
+// a field added there gets its row here, and every command shows it.
+struct SuperblockField {
+  const char* key;
+  const char* label;
+  Json value;
+  std::string text;
+};
+
+std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
+  const uint64_t block_bytes = sb.block_bytes;
+  auto blocks = [block_bytes](uint64_t lbas) {
+    return fmt::format("{} blocks ({})", lbas, format_size(lbas * block_bytes));
+  };
+  const std::string uuid = fs::uuid_text(sb.uuid);
+  return {
+      {"uuid", "uuid", uuid, uuid},
+      {"block_bytes", "block size", sb.block_bytes, fmt::format("{} bytes", sb.block_bytes)},
+      {"zone_size_lbas", "zone size", sb.zone_size_lbas, blocks(sb.zone_size_lbas)},
+      {"zone_capacity_lbas", "zone capacity", sb.zone_capacity_lbas, blocks(sb.zone_capacity_lbas)},
+      {"zone_count", "zones", sb.zone_count, fmt::format("{}", sb.zone_count)},
+      {"meta_zones", "metadata zones", sb.meta_zones, fmt::format("{}", sb.meta_zones)},
+      {"finish_threshold_pct", "finish threshold", sb.finish_threshold_pct,
+       fmt::format("{}% of a zone's capacity", sb.finish_threshold_pct)},
+      {"gc_free_pct", "gc free", sb.gc_free_pct,
+       fmt::format("{}% of the data zones kept empty", sb.gc_free_pct)},
+      {"policy", "policy", sb.policy, one_line(sb.policy, fs::kPolicyNameBytes * 4)},
+  };
+}
+
 Json superblock_json(const fs::Superblock& sb) {
-  return Json{{"uuid", fs::uuid_text(sb.uuid)},
-              {"block_bytes", sb.block_bytes},
-              {"zone_size_lbas", sb.zone_size_lbas},
-              {"zone_capacity_lbas", sb.zone_capacity_lbas},
-              {"zone_count", sb.zone_count},
-              {"meta_zones", sb.meta_zones},
-              {"finish_threshold_pct", sb.finish_threshold_pct},
-              {"gc_free_pct", sb.gc_free_pct},
-              {"policy", sb.policy}};
+  Json out = Json::object();
+  for (SuperblockField& field : superblock_fields(sb)) out[field.key] = std::move(field.value);
+  return out;
 }
 
 // The policy's options and what it keeps, for people and JSON.
@@ -536,6 +630,43 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
   fmt::print("files                {}, {} bytes\n", sp.files, sp.file_bytes);
   fmt::print("write amplification  {:.3f}\n", sp.write_amplification);
   fmt::print("placement            {}\n", policy_text(zfs.policy()));
+  return kExitOk;
+}
+
+// --- info -----------------------------------------------------------------------------
+
+// The superblock, field by field, and what follows from it: the data zones,
+// and where the journal writes now.
+int run_info(const FsRequest& r, const fs::ZonedFs& zfs) {
+  const fs::Superblock& sb = zfs.superblock();
+  const uint32_t data_zones = sb.zone_count - sb.meta_zones;
+  const uint64_t zone_capacity_bytes = sb.zone_capacity_lbas * sb.block_bytes;
+  if (r.json) {
+    Json out = status_json(Status::kSuccess);
+    out["image"] = r.image;
+    out.update(superblock_json(sb));
+    out["data_zones"] = data_zones;
+    out["zone_capacity_bytes"] = zone_capacity_bytes;
+    out["journal"] = {{"zone", zfs.journal_zone()}, {"sequence", zfs.journal_sequence()}};
+    out["placement"] = policy_json(zfs.policy());
+    print_fs_json(out);
+    return kExitOk;
+  }
+  std::vector<std::pair<std::string, std::string>> lines{{"image", one_line(r.image, 4096)}};
+  for (const SuperblockField& field : superblock_fields(sb)) {
+    lines.emplace_back(field.label, field.text);
+  }
+  lines.emplace_back("data zones",
+                     fmt::format("{} of {} ({})", data_zones, format_size(zone_capacity_bytes),
+                                 format_size(zone_capacity_bytes * data_zones)));
+  lines.emplace_back("journal", fmt::format("metadata zone {}, header sequence {}",
+                                            zfs.journal_zone(), zfs.journal_sequence()));
+  for (const auto& [key, value] : zfs.policy().describe()) {
+    lines.emplace_back("policy " + key, value);
+  }
+  size_t width = 0;
+  for (const auto& [label, text] : lines) width = std::max(width, label.size());
+  for (const auto& [label, text] : lines) fmt::print("{:<{}}  {}\n", label, width, text);
   return kExitOk;
 }
 
@@ -878,11 +1009,22 @@ int backup_file(const FsRequest& r, fs::ZonedFs& zfs, int root, const Listed& e,
   return kExitOk;
 }
 
+// The directory of the file system a backup copies out or a restore copies
+// into: --path or --restore-path, the root without it.
+std::string subtree_of(const FsRequest& r) { return fs_path(r.subtree.empty() ? "/" : r.subtree); }
+
+// "dev.img", or "/a in dev.img" for a subtree.
+std::string where_in_image(const FsRequest& r) {
+  const std::string top = subtree_of(r);
+  return top == "/" ? r.image : fmt::format("{} in {}", top, r.image);
+}
+
 void print_copy(const FsRequest& r, const CopyTotals& t, const std::string& line) {
   if (r.json) {
     Json out = status_json(Status::kSuccess);
     out.update({{"image", r.image},
                 {"dir", r.path},
+                {"path", subtree_of(r)},
                 {"directories", t.directories},
                 {"files", t.files},
                 {"bytes", t.bytes},
@@ -893,8 +1035,24 @@ void print_copy(const FsRequest& r, const CopyTotals& t, const std::string& line
   }
 }
 
+// The directory --path names; the reason if it names none.
+fs::FsStatus check_backup_subtree(const fs::ZonedFs& zfs, const std::string& top) {
+  auto st = zfs.stat(top);
+  if (!st && st.status().code() == fs::Code::kNotFound) {
+    return fs::FsStatus(fs::Code::kNotFound, fmt::format("--path {}: no such directory", top));
+  }
+  if (!st) return st.status();
+  if (!st->is_dir) {
+    return fs::FsStatus(fs::Code::kNotDirectory,
+                        fmt::format("--path {}: is a file (--path takes a directory)", top));
+  }
+  return {};
+}
+
 int run_backup(const FsRequest& r, fs::ZonedFs& zfs) {
-  auto entries = list_tree(zfs, "/", true);
+  const std::string top = subtree_of(r);
+  if (fs::FsStatus ok = check_backup_subtree(zfs, top); !ok) return fs_failure(r.image, ok);
+  auto entries = list_tree(zfs, top, true);
   if (!entries) return fs_failure(r.image, entries.status());
   auto root = open_backup_root(r.path);
   if (!root) return bad_input(root.error());
@@ -911,7 +1069,7 @@ int run_backup(const FsRequest& r, fs::ZonedFs& zfs) {
   print_copy(r, t,
              fmt::format("backed up {} and {} ({} bytes) from {} to {}",
                          counted(t.directories, "directory", "directories"),
-                         counted(t.files, "file", "files"), t.bytes, r.image, r.path));
+                         counted(t.files, "file", "files"), t.bytes, where_in_image(r), r.path));
   return kExitOk;
 }
 
@@ -955,12 +1113,12 @@ const char* special_kind(mode_t mode) {
 
 // A host directory tree, scanned whole before a restore writes anything:
 // every directory and regular file, parents before children, each path
-// checked as a file-system path. Symlinks, special files and the image
-// itself are skipped (a note each).
+// checked as a file-system path below `top`. Symlinks, special files and the
+// image itself are skipped (a note each).
 class HostScan {
  public:
-  HostScan(const std::string& host_dir, int root, const struct stat& image)
-      : host_dir_(host_dir), root_(root), image_(image) {}
+  HostScan(const std::string& host_dir, int root, const struct stat& image, const std::string& top)
+      : host_dir_(host_dir), root_(root), image_(image), top_(top) {}
 
   Outcome run() {
     std::vector<std::string> pending{""};
@@ -1000,7 +1158,7 @@ class HostScan {
         note(fmt::format("{}/{}: {}, skipped", host_dir_, rel, why));
         continue;
       }
-      if (fs::FsStatus ok = fs::check_path("/" + rel); !ok) {
+      if (fs::FsStatus ok = fs::check_path(join(top_, rel)); !ok) {
         // The reason first: the path may be long enough to be cut.
         return Error{fmt::format("{}: {}/{}", ok.message(), host_dir_, rel)};
       }
@@ -1018,14 +1176,15 @@ class HostScan {
   std::string host_dir_;
   int root_;
   struct stat image_;
+  std::string top_;
   std::vector<HostEntry> entries_;
   std::vector<std::string> skipped_;
 };
 
 // Copies one host file into the file system, creating or replacing it. On
 // a failure the file is removed again, so no half copy is left.
-int restore_file(const FsRequest& r, fs::ZonedFs& zfs, int root, const HostEntry& e,
-                 CopyTotals& t) {
+int restore_file(const FsRequest& r, fs::ZonedFs& zfs, int root, const std::string& top,
+                 const HostEntry& e, CopyTotals& t) {
   const std::string where = fmt::format("{}/{}", r.path, e.relative);
   auto parent = open_dir_below(root, parent_relative(e.relative), false);
   if (!parent) return bad_input(fmt::format("{}/{}", r.path, parent.error()));
@@ -1038,7 +1197,7 @@ int restore_file(const FsRequest& r, fs::ZonedFs& zfs, int root, const HostEntry
     note(fmt::format("{}: no longer a regular file, skipped", where));
     return kExitOk;
   }
-  const std::string path = "/" + e.relative;
+  const std::string path = join(top, e.relative);
   auto file = zfs.open_write(path, {});
   if (!file) return fs_failure(r.image, file.status());
   std::vector<uint8_t> chunk(kChunkBytes);
@@ -1067,14 +1226,39 @@ int restore_file(const FsRequest& r, fs::ZonedFs& zfs, int root, const HostEntry
   return kExitOk;
 }
 
-int restore_tree(const FsRequest& r, fs::ZonedFs& zfs, int root,
+// Where the tree goes may be refused: a file there, or on the way to it, or
+// of a name the tree has as a directory (or the other way round). Checked
+// whole before anything is written.
+fs::FsStatus check_restore_target(const fs::ZonedFs& zfs, const std::string& top,
+                                  const std::vector<HostEntry>& entries) {
+  if (auto missing = missing_dirs(zfs, top); !missing) {
+    return fs::FsStatus(missing.status().code(),
+                        fmt::format("--restore-path: {}", missing.status().message()));
+  }
+  for (const HostEntry& e : entries) {
+    const std::string path = join(top, e.relative);
+    auto st = zfs.stat(path);
+    if (!st && st.status().code() == fs::Code::kNotFound) continue;
+    if (!st) return st.status();
+    if (st->is_dir && !e.is_dir) {
+      return fs::FsStatus(fs::Code::kIsDirectory, fmt::format("{} is a directory", path));
+    }
+    if (!st->is_dir && e.is_dir) {
+      return fs::FsStatus(fs::Code::kNotDirectory, fmt::format("{} is a file", path));
+    }
+  }
+  return {};
+}
+
+int restore_tree(const FsRequest& r, fs::ZonedFs& zfs, int root, const std::string& top,
                  const std::vector<HostEntry>& entries, CopyTotals& t) {
+  if (fs::FsStatus made = zfs.create_dir(top, true); !made) return fs_failure(r.image, made);
   for (const HostEntry& e : entries) {
     if (!e.is_dir) {
-      if (int code = restore_file(r, zfs, root, e, t); code != kExitOk) return code;
+      if (int code = restore_file(r, zfs, root, top, e, t); code != kExitOk) return code;
       continue;
     }
-    if (fs::FsStatus made = zfs.create_dir("/" + e.relative, true); !made) {
+    if (fs::FsStatus made = zfs.create_dir(join(top, e.relative), true); !made) {
       return fs_failure(r.image, made);
     }
     ++t.directories;
@@ -1084,31 +1268,272 @@ int restore_tree(const FsRequest& r, fs::ZonedFs& zfs, int root,
 
 int run_restore(const FsRequest& r) {
   if (r.path.empty()) return bad_input("'': an empty path is not a directory");
+  const std::string top = subtree_of(r);
+  if (fs::FsStatus ok = fs::check_path(top); !ok) {
+    return bad_input(fmt::format("--restore-path: {}", ok.message()));
+  }
   Fd root(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.ok()) return bad_input(fmt::format("{}: {}", r.path, std::strerror(errno)));
-  // The image is locked first, then the tree checked whole, and only then
-  // is the file system mounted (which may write).
+  // The image is locked first, then the tree checked whole -- by itself,
+  // and against the file system on a read-only mount -- and only then is
+  // the file system mounted for writing.
   Session s;
   if (int code = open_stack(r.image, true, s); code != kExitOk) return code;
   struct stat image;
   if (::stat(r.image.c_str(), &image) != 0) {
     return bad_input(fmt::format("{}: {}", r.image, std::strerror(errno)));
   }
-  HostScan scan(r.path, root.get(), image);
+  HostScan scan(r.path, root.get(), image, top);
   if (Outcome scanned = scan.run(); !scanned) return bad_input(scanned.error());
+  if (int code = check_before_writing(
+          r.image, s,
+          [&](const fs::ZonedFs& zfs) { return check_restore_target(zfs, top, scan.entries()); });
+      code != kExitOk) {
+    return code;
+  }
   if (int code = mount_fs(r.image, true, s); code != kExitOk) return code;
   CopyTotals t;
   t.skipped = scan.skipped();
-  int code = restore_tree(r, *s.fs, root.get(), scan.entries(), t);
+  int code = restore_tree(r, *s.fs, root.get(), top, scan.entries(), t);
   // What was copied stays, even when a later file failed.
   int closed = unmount(r.image, s);
   if (code != kExitOk) return code;
   if (closed != kExitOk) return closed;
   std::string skipped = t.skipped.empty() ? "" : fmt::format("; {} skipped", t.skipped.size());
-  print_copy(r, t,
-             fmt::format("restored {} and {} ({} bytes) from {} into {}{}",
-                         counted(t.directories, "directory", "directories"),
-                         counted(t.files, "file", "files"), t.bytes, r.path, r.image, skipped));
+  print_copy(
+      r, t,
+      fmt::format("restored {} and {} ({} bytes) from {} into {}{}",
+                  counted(t.directories, "directory", "directories"),
+                  counted(t.files, "file", "files"), t.bytes, r.path, where_in_image(r), skipped));
+  return kExitOk;
+}
+
+// --- namespace changes: mkdir, rm, rmdir, mv, link --------------------------------------
+
+// What a change reports once it is made: its JSON fields and its line.
+struct ChangeAnswer {
+  Json fields = Json::object();
+  std::string line;
+  bool changes = true;  // false: nothing to do (mkdir -p of a directory there)
+};
+
+// One namespace change. `check` finds, on a read-only mount, every reason
+// the change would be refused and fills the answer; `apply` makes it on a
+// writable mount (one journal record group, durable when it returns).
+struct NamespaceCommand {
+  const char* name;
+  fs::FsStatus (*check)(const FsRequest& r, const fs::ZonedFs& zfs, ChangeAnswer& answer);
+  fs::FsStatus (*apply)(const FsRequest& r, fs::ZonedFs& zfs);
+};
+
+fs::FsStatus check_mkdir(const FsRequest& r, const fs::ZonedFs& zfs, ChangeAnswer& answer) {
+  const std::string path = fs_path(r.path);
+  if (fs::FsStatus ok = fs::check_path(path); !ok) return ok;
+  if (auto st = zfs.stat(path); st && !(st->is_dir && r.parents)) {
+    return fs::FsStatus(fs::Code::kExists, st->is_dir ? fmt::format("{} exists", path)
+                                                      : fmt::format("{} exists as a file", path));
+  }
+  auto missing = missing_dirs(zfs, path);
+  if (!missing) return missing.status();
+  if (*missing > 1 && !r.parents) {
+    return fs::FsStatus(fs::Code::kNotFound,
+                        fmt::format("no directory {} (-p makes it)", fs::parent_of(path)));
+  }
+  answer.fields = {{"path", path}, {"made", *missing}};
+  answer.changes = *missing > 0;
+  if (*missing == 0) {
+    answer.line = fmt::format("{} is a directory of {} already", path, r.image);
+  } else if (*missing == 1) {
+    answer.line = fmt::format("made {} in {}", path, r.image);
+  } else {
+    answer.line = fmt::format("made {} in {} (and {} above it)", path, r.image,
+                              counted(*missing - 1, "directory", "directories"));
+  }
+  return {};
+}
+
+fs::FsStatus check_rm(const FsRequest& r, const fs::ZonedFs& zfs, ChangeAnswer& answer) {
+  const std::string path = fs_path(r.path);
+  auto st = zfs.stat(path);
+  if (!st) return st.status();
+  if (st->is_dir) {
+    return fs::FsStatus(fs::Code::kIsDirectory,
+                        fmt::format("{} is a directory (fs rmdir removes an empty one)", path));
+  }
+  const uint32_t links_left = st->nlink - 1;
+  answer.fields = {{"path", path}, {"id", st->id}, {"links", links_left}};
+  answer.line = links_left == 0
+                    ? fmt::format("removed {} from {}", path, r.image)
+                    : fmt::format("removed {} from {}; its file keeps {}", path, r.image,
+                                  counted(links_left, "other name", "other names"));
+  return {};
+}
+
+fs::FsStatus check_rmdir(const FsRequest& r, const fs::ZonedFs& zfs, ChangeAnswer& answer) {
+  const std::string path = fs_path(r.path);
+  if (path == "/") return fs::FsStatus(fs::Code::kInvalid, "/ cannot be removed");
+  auto st = zfs.stat(path);
+  if (!st && st.status().code() == fs::Code::kNotFound) {
+    return fs::FsStatus(fs::Code::kNotFound, fmt::format("no directory {}", path));
+  }
+  if (!st) return st.status();
+  if (!st->is_dir) {
+    return fs::FsStatus(fs::Code::kNotDirectory,
+                        fmt::format("{} is a file (fs rm removes a file)", path));
+  }
+  auto names = zfs.list(path);
+  if (!names) return names.status();
+  if (!names->empty()) {
+    return fs::FsStatus(fs::Code::kNotEmpty,
+                        fmt::format("{} is not empty: it holds {} (fs rm and fs rmdir them first)",
+                                    path, counted(names->size(), "entry", "entries")));
+  }
+  answer.fields = {{"path", path}};
+  answer.line = fmt::format("removed directory {} from {}", path, r.image);
+  return {};
+}
+
+// A directory takes every path below it along: each must still fit.
+fs::FsStatus check_paths_moved(const fs::ZonedFs& zfs, const std::string& from,
+                               const std::string& to) {
+  auto below = list_tree(zfs, from, true);
+  if (!below) return below.status();
+  for (const Listed& e : *below) {
+    const std::string moved = to + e.path.substr(from.size());
+    if (fs::FsStatus ok = fs::check_path(moved); !ok) {
+      // The reason first: the path may be long enough to be cut.
+      return fs::FsStatus(ok.code(), fmt::format("{}: {}", ok.message(), moved));
+    }
+  }
+  return {};
+}
+
+// What is at TO, when something is: what rename would replace, or why not.
+fs::FsStatus check_mv_target(const FsRequest& r, const fs::ZonedFs& zfs, const fs::FileStat& from,
+                             const std::string& to, bool& replaces) {
+  auto st = zfs.stat(to);
+  replaces = st.ok();
+  if (!st) return st.status().code() == fs::Code::kNotFound ? fs::FsStatus() : st.status();
+  if (!from.is_dir && st->is_dir) {
+    return fs::FsStatus(fs::Code::kIsDirectory, fmt::format("{} is a directory", to));
+  }
+  if (from.is_dir && !st->is_dir) {
+    return fs::FsStatus(fs::Code::kNotDirectory, fmt::format("{} is a file", to));
+  }
+  if (!from.is_dir && st->id == from.id) {
+    return fs::FsStatus(fs::Code::kInvalid,
+                        fmt::format("{} and {} are two names of one file", fs_path(r.path), to));
+  }
+  if (st->is_dir) {
+    auto names = zfs.list(to);
+    if (!names) return names.status();
+    if (!names->empty()) {
+      return fs::FsStatus(fs::Code::kNotEmpty, fmt::format("{} is not empty", to));
+    }
+  }
+  if (!r.force) {
+    return fs::FsStatus(fs::Code::kExists, fmt::format("{} exists (--force replaces it)", to));
+  }
+  return {};
+}
+
+fs::FsStatus check_mv(const FsRequest& r, const fs::ZonedFs& zfs, ChangeAnswer& answer) {
+  const std::string from = fs_path(r.path);
+  const std::string to = fs_path(r.to);
+  if (fs::FsStatus ok = fs::check_path(to); !ok) return ok;
+  if (from == "/") return fs::FsStatus(fs::Code::kInvalid, "/ cannot be renamed");
+  auto st = zfs.stat(from);
+  if (!st) return st.status();
+  if (from == to) {
+    return fs::FsStatus(fs::Code::kInvalid, fmt::format("{} is both FROM and TO", from));
+  }
+  if (st->is_dir && to.size() > from.size() && to.compare(0, from.size(), from) == 0 &&
+      to[from.size()] == '/') {
+    return fs::FsStatus(fs::Code::kInvalid, fmt::format("{} cannot move into itself", from));
+  }
+  bool replaces = false;
+  if (fs::FsStatus ok = check_mv_target(r, zfs, *st, to, replaces); !ok) return ok;
+  if (fs::FsStatus ok = check_parent_dir(zfs, to); !ok) return ok;
+  if (st->is_dir) {
+    if (fs::FsStatus ok = check_paths_moved(zfs, from, to); !ok) return ok;
+  }
+  answer.fields = {{"from", from}, {"to", to}, {"replaced", replaces}};
+  answer.line = fmt::format(
+      "renamed {} to {} in {}{}", from, to, r.image,
+      replaces ? fmt::format(" (the {} there replaced)", st->is_dir ? "empty directory" : "file")
+               : "");
+  return {};
+}
+
+fs::FsStatus check_link(const FsRequest& r, const fs::ZonedFs& zfs, ChangeAnswer& answer) {
+  const std::string from = fs_path(r.path);
+  const std::string to = fs_path(r.to);
+  if (fs::FsStatus ok = fs::check_path(to); !ok) return ok;
+  auto st = zfs.stat(from);
+  if (!st) return st.status();
+  if (st->is_dir) {
+    return fs::FsStatus(fs::Code::kIsDirectory,
+                        fmt::format("{} is a directory (a hard link names a file)", from));
+  }
+  if (zfs.exists(to)) return fs::FsStatus(fs::Code::kExists, fmt::format("{} exists", to));
+  if (fs::FsStatus ok = check_parent_dir(zfs, to); !ok) return ok;
+  const uint32_t links = st->nlink + 1;
+  answer.fields = {{"from", from}, {"to", to}, {"id", st->id}, {"links", links}};
+  answer.line = fmt::format("linked {} to {} in {} (file {} has {} now)", to, from, r.image, st->id,
+                            counted(links, "name", "names"));
+  return {};
+}
+
+constexpr NamespaceCommand kNamespaceCommands[] = {
+    {"mkdir", check_mkdir,
+     [](const FsRequest& r, fs::ZonedFs& zfs) {
+       return zfs.create_dir(fs_path(r.path), r.parents);
+     }},
+    {"rm", check_rm,
+     [](const FsRequest& r, fs::ZonedFs& zfs) { return zfs.remove(fs_path(r.path)); }},
+    {"rmdir", check_rmdir,
+     [](const FsRequest& r, fs::ZonedFs& zfs) { return zfs.remove_dir(fs_path(r.path)); }},
+    {"mv", check_mv,
+     [](const FsRequest& r, fs::ZonedFs& zfs) {
+       return zfs.rename(fs_path(r.path), fs_path(r.to));
+     }},
+    {"link", check_link,
+     [](const FsRequest& r, fs::ZonedFs& zfs) { return zfs.link(fs_path(r.path), fs_path(r.to)); }},
+};
+
+const NamespaceCommand* namespace_command(const std::string& name) {
+  for (const NamespaceCommand& c : kNamespaceCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+// Checked on a read-only mount, made on a writable one, unmounted: the
+// image holds the change when the answer is printed.
+int run_namespace_change(const FsRequest& r, const NamespaceCommand& command) {
+  Session s;
+  if (int code = open_stack(r.image, true, s); code != kExitOk) return code;
+  ChangeAnswer answer;
+  if (int code = check_before_writing(
+          r.image, s, [&](const fs::ZonedFs& zfs) { return command.check(r, zfs, answer); });
+      code != kExitOk) {
+    return code;
+  }
+  if (answer.changes) {
+    if (int code = mount_fs(r.image, true, s); code != kExitOk) return code;
+    const fs::FsStatus applied = command.apply(r, *s.fs);
+    const int closed = unmount(r.image, s);
+    if (!applied) return fs_failure(r.image, applied);
+    if (closed != kExitOk) return closed;
+  }
+  if (r.json) {
+    Json out = status_json(Status::kSuccess);
+    out["image"] = r.image;
+    out.update(answer.fields);
+    print_fs_json(out);
+  } else {
+    fmt::print("{}\n", one_line(answer.line, 4096));
+  }
   return kExitOk;
 }
 
@@ -1126,12 +1551,14 @@ int run_read_only(const FsRequest& r) {
   if (r.command == "stat") return run_stat(r, *s.fs);
   if (r.command == "cat") return run_cat(r, *s.fs);
   if (r.command == "df") return run_df(r, *s.fs);
+  if (r.command == "info") return run_info(r, *s.fs);
   if (r.command == "dump") return run_dump(r, *s.fs);
   if (r.command == "backup") return run_backup(r, *s.fs);
   return bad_input(fmt::format("unknown fs command '{}'", r.command));
 }
 
-constexpr const char* kFsCommands = "ls, stat, cat, df, fsck, dump, backup, restore, probe";
+constexpr const char* kFsCommands =
+    "ls, stat, cat, df, info, fsck, dump, backup, restore, mkdir, rm, rmdir, mv, link, probe";
 
 }  // namespace
 
@@ -1150,11 +1577,11 @@ std::optional<std::string> fs_usage_problem(const std::vector<std::string>& args
 
 void add_fs_commands(CLI::App& app, FsRequest& request) {
   add_mkfs_command(app, request);
-  auto* fs = app.add_subcommand(
-      "fs",
-      "the zoned file system on an image: ls, stat, cat, df, fsck, dump, backup, restore, probe");
+  auto* fs =
+      app.add_subcommand("fs", fmt::format("the zoned file system on an image: {}", kFsCommands));
   fs->require_subcommand(1);
   add_fs_subcommands(fs, request);
+  add_namespace_subcommands(fs, request);
 }
 
 int run_fs_command(const FsRequest& r) {
@@ -1162,6 +1589,9 @@ int run_fs_command(const FsRequest& r) {
   if (r.command == "fsck") return run_fsck(r);
   if (r.command == "restore") return run_restore(r);
   if (r.command == "probe") return run_fs_probe(r);
+  if (const NamespaceCommand* change = namespace_command(r.command)) {
+    return run_namespace_change(r, *change);
+  }
   return run_read_only(r);
 }
 

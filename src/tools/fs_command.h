@@ -1,9 +1,12 @@
-// `zonelab mkfs` and `zonelab fs ls|stat|cat|df|fsck|dump|backup|restore`:
-// the zoned file system (src/fs) on a device image, from the command line,
-// as ZenFS's own tool has it. Commands that only look (ls, stat, cat, df,
-// dump, backup, fsck without --repair) open the image shared and mount the
-// file system read-only: they work on a file the user may only read and
-// never change it. mkfs, fsck --repair and restore open it exclusively.
+// `zonelab mkfs` and `zonelab fs ls|stat|cat|df|info|fsck|dump|backup|restore|
+// mkdir|rm|rmdir|mv|link`: the zoned file system (src/fs) on a device image,
+// from the command line, as ZenFS's own tool has it. Commands that only look
+// (ls, stat, cat, df, info, dump, backup, fsck without --repair) open the
+// image shared and mount the file system read-only: they work on a file the
+// user may only read and never change it. mkfs, fsck --repair, restore and
+// the namespace changes (mkdir, rm, rmdir, mv, link) open it exclusively; a
+// namespace change is checked on a read-only mount first, so one refused
+// leaves the image as it was.
 //
 // Exit codes as every command has them: 0 success; 2 bad input (a bad
 // option, no such image or path, no file system on the device, a name too
@@ -21,15 +24,24 @@
 namespace zonelab::cli {
 
 struct FsRequest {
-  std::string command;  // mkfs, ls, stat, cat, df, fsck, dump, backup, restore, probe
+  std::string command;  // mkfs, or an fs command: ls, stat, cat, ..., mv, link, probe
   std::string image;
-  std::string path;  // ls: DIR; stat, cat: PATH; backup, restore: the host directory
+  // ls: DIR; stat, cat, mkdir, rm, rmdir: PATH; mv, link: FROM; backup,
+  // restore: the host directory.
+  std::string path;
+  std::string to;  // mv, link: TO
+  // backup --path, restore --restore-path: the directory of the file system
+  // copied out or into (empty: the root).
+  std::string subtree;
   bool json = false;
   bool long_format = false;     // ls -l
   bool recursive = false;       // ls -R
   bool repair = false;          // fsck --repair
   bool skip_databases = false;  // fsck --skip-databases: RocksDB's databases not opened
-  bool force = false;           // mkfs over a file system; backup into a non-empty directory
+  bool parents = false;         // mkdir -p
+  // mkfs over a file system; backup into a non-empty directory; mv over a
+  // file or an empty directory.
+  bool force = false;
   // mkfs: unset values take the file system's defaults (fs::MkfsOptions).
   std::optional<uint64_t> finish_threshold_pct;
   std::optional<uint64_t> gc_free_pct;
