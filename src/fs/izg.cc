@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <list>
 #include <map>
 #include <set>
@@ -356,6 +357,7 @@ FsResult<IzgProbeResult> probe_izg(Stack& stack, const IzgProbeOptions& options)
   IzgProbeResult out;
   out.map.group.assign(n, kNoGroup);
   const uint64_t start_ns = stack.sim().now_ns();
+  const auto started = std::chrono::steady_clock::now();
   Prober prober(stack, options);
   std::vector<uint64_t> baseline(n, 0);
   std::vector<uint32_t> pivots;  // each group's pivot, by group number
@@ -558,6 +560,9 @@ FsResult<IzgProbeResult> probe_izg(Stack& stack, const IzgProbeOptions& options)
   out.map.groups = static_cast<uint32_t>(distinct.size());
   out.needle_reads = prober.reads();
   out.device_ns = stack.sim().now_ns() - start_ns;
+  out.wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now() - started)
+                                          .count());
   if (over_budget() && out.unknown_zones > 0) {
     out.warnings.push_back(fmt::format("the probe stopped after {} reads: {} zones have no group",
                                        out.needle_reads, out.unknown_zones));
@@ -568,6 +573,14 @@ FsResult<IzgProbeResult> probe_izg(Stack& stack, const IzgProbeOptions& options)
         "every zone interferes with every other: the device has one independent zone group");
   }
   return out;
+}
+
+FsResult<IzgProbeResult> probe_izg_of(const Config& config, const IzgProbeOptions& options) {
+  Config scratch_config = config;
+  scratch_config.store.backing = "none";
+  auto scratch = Stack::make(scratch_config);
+  if (!scratch) return FsStatus(Code::kInvalid, scratch.error());
+  return probe_izg(**scratch, options);
 }
 
 }  // namespace zonelab::fs

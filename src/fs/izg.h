@@ -86,6 +86,7 @@ struct IzgProbeResult {
   uint64_t threshold_bp = 0;  // the threshold used, in basis points of the baseline
   uint64_t read_bytes = 0;    // each read, as the probe settled on it
   uint64_t device_ns = 0;     // device time the probe took
+  uint64_t wall_ns = 0;       // and the time here
   uint64_t baseline_min_ns = 0, baseline_max_ns = 0;
   // The latency bands seen: same-group needles, and the rest (min, max of
   // the contended means).
@@ -99,5 +100,9 @@ struct IzgProbeResult {
 
 // Runs the probe on a virtual-time stack of a zoned device.
 FsResult<IzgProbeResult> probe_izg(Stack& stack, const IzgProbeOptions& options);
+// Runs it on a device built from `config` that keeps no data: timing alone,
+// and the device the configuration came from is never changed (mkfs, which
+// must refuse before it changes anything, and fs probe).
+FsResult<IzgProbeResult> probe_izg_of(const Config& config, const IzgProbeOptions& options);
 
 }  // namespace zonelab::fs

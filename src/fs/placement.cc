@@ -39,16 +39,7 @@ class ZenFsPolicy final : public PlacementPolicy {
 
   std::optional<uint32_t> choose_empty(const ZoneTable& zones,
                                        const PlacementRequest& /*request*/) override {
-    // Round robin over the zones spreads wear.
-    const uint32_t n = zones.size();
-    for (uint32_t step = 0; step < n; ++step) {
-      const uint32_t index = (next_empty_ + step) % n;
-      ZoneView z = zones.at(index);
-      if (!z.empty() || !z.free()) continue;
-      next_empty_ = (index + 1) % n;
-      return z.zone;
-    }
-    return std::nullopt;
+    return next_empty_zone(zones, next_empty_);
   }
 
   bool finish_on_release(const ZoneView& zone, uint32_t finish_threshold_pct) const override {
@@ -63,11 +54,10 @@ constexpr std::array kPolicies = {
     PolicyEntry{"zenfs",
                 "ZenFS (seed 000 §4.2): lifetime-matched zones, one zone per writer, "
                 "garbage collection when empty zones run short",
-                false, "(none)", &make_zenfs_policy},
+                "(none)", &make_zenfs_policy},
     PolicyEntry{"zenfs+",
                 "ZenFS+ (seed 004 §IV): independent zone groups found by the probe, flush kept "
                 "apart from compaction, proactive garbage collection",
-                true,
                 "isolation=on: flush and compaction on different IZGs (Algorithms 1-2); "
                 "minor_gc=on: every minor_gc_period reset all-dead zones, L0's first, without "
                 "copying; minor_gc_period=10s; full_gc_trigger=10: full (greedy) collection "
@@ -103,8 +93,7 @@ const std::vector<uint32_t>& PlacementPolicy::zone_groups() const {
 }
 
 std::optional<uint32_t> zenfs_continue_zone(const ZoneTable& zones, const PlacementRequest& request,
-                                            bool (*eligible)(const ZoneView&, const void*),
-                                            const void* context) {
+                                            const std::function<bool(const ZoneView&)>& eligible) {
   std::optional<uint32_t> best;
   int best_distance = std::numeric_limits<int>::max();
   for (uint32_t i = 0; i < zones.size(); ++i) {
@@ -115,11 +104,23 @@ std::optional<uint32_t> zenfs_continue_zone(const ZoneTable& zones, const Placem
     if ((zone.io_class == IoClass::kWal) != (request.io_class == IoClass::kWal)) continue;
     auto distance = lifetime_distance(zone.lifetime, request.lifetime);
     if (!distance || *distance >= best_distance) continue;
-    if (eligible != nullptr && !eligible(zone, context)) continue;
+    if (eligible && !eligible(zone)) continue;
     best = zone.zone;
     best_distance = *distance;
   }
   return best;
+}
+
+std::optional<uint32_t> next_empty_zone(const ZoneTable& zones, uint32_t& cursor) {
+  const uint32_t n = zones.size();
+  for (uint32_t step = 0; step < n; ++step) {
+    const uint32_t index = (cursor + step) % n;
+    ZoneView z = zones.at(index);
+    if (!z.empty() || !z.free()) continue;
+    cursor = (index + 1) % n;
+    return z.zone;
+  }
+  return std::nullopt;
 }
 
 FsResult<std::map<std::string, std::string>> parse_policy_options(std::string_view text) {

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,6 +77,12 @@ class ZoneTable {
   virtual ~ZoneTable() = default;
   virtual uint32_t size() const = 0;
   virtual ZoneView at(uint32_t index) const = 0;  // index in [0, size())
+};
+
+// The IZG probe's settings a policy asks mkfs for (IzgProbeOptions).
+struct ProbeRequest {
+  uint32_t threshold_pct = 0;
+  uint32_t samples = 512;
 };
 
 // What a writer is, for the decision.
@@ -137,6 +144,10 @@ class PlacementPolicy {
   // The independent zone group of each device zone (kNoGroup when not
   // known); empty when the policy keeps no map.
   virtual const std::vector<uint32_t>& zone_groups() const;
+  // mkfs runs the IZG probe (izg.h) with these settings and makes the policy
+  // again with the map it finds (option izg=); none: the policy wants no
+  // map, or has one.
+  virtual std::optional<ProbeRequest> probe_request() const { return std::nullopt; }
 };
 
 // What a policy is made from: its options as given (mkfs: "key=value" pairs
@@ -149,8 +160,6 @@ struct PolicyContext {
 struct PolicyEntry {
   std::string_view name;
   std::string_view summary;
-  // mkfs runs the IZG probe (izg.h) and stores the map (as option izg=).
-  bool wants_izg_map;
   std::string_view options;  // for --help and docs: "key=default: meaning; ..."
   FsResult<std::unique_ptr<PlacementPolicy>> (*make)(std::string_view text,
                                                      const PolicyContext& context);
@@ -177,11 +186,14 @@ FsResult<std::map<std::string, std::string>> parse_policy_options(std::string_vi
 // ZenFS's lifetime matching): the free zone written part way with room
 // whose data lives at least as long as the file's, the closest lifetime
 // first, the log apart from everything else; none: open an empty zone.
-// `eligible` may narrow the candidates further.
-std::optional<uint32_t> zenfs_continue_zone(const ZoneTable& zones, const PlacementRequest& request,
-                                            bool (*eligible)(const ZoneView&,
-                                                             const void*) = nullptr,
-                                            const void* context = nullptr);
+// `eligible`, when given, narrows the candidates further.
+std::optional<uint32_t> zenfs_continue_zone(
+    const ZoneTable& zones, const PlacementRequest& request,
+    const std::function<bool(const ZoneView&)>& eligible = nullptr);
+
+// The first empty, free zone from table index `cursor` on, wrapping; the
+// cursor then points past it (round robin over the zones spreads wear).
+std::optional<uint32_t> next_empty_zone(const ZoneTable& zones, uint32_t& cursor);
 
 // The policies (placement.cc, zenfs_plus.cc).
 FsResult<std::unique_ptr<PlacementPolicy>> make_zenfs_policy(std::string_view text,

@@ -92,8 +92,11 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
     std::optional<uint32_t> zone;
     if (isolating(request)) {
       refresh_busy(zones);
-      zone =
-          zenfs_continue_zone(zones, request, &ZenFsPlusPolicy::may_continue, &request_of(request));
+      // Not in a group the other side of flush/compaction holds (a zone
+      // without a group, kNoGroup, is past every group).
+      zone = zenfs_continue_zone(zones, request, [&](const ZoneView& z) {
+        return z.group >= busy_.size() || !busy_[z.group].busy_for(request.io_class, o_.isolation);
+      });
     } else {
       zone = zenfs_continue_zone(zones, request);
     }
@@ -107,7 +110,7 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
   std::optional<uint32_t> choose_empty(const ZoneTable& zones,
                                        const PlacementRequest& request) override {
     const uint32_t n = zones.size();
-    if (groups_.empty() || map_.groups == 0) return round_robin(zones);
+    if (groups_.empty() || map_.groups == 0) return next_empty_zone(zones, next_empty_);
     refresh_busy(zones);
     // The first empty, free zone of each group, from the zone cursor on.
     std::vector<std::optional<uint32_t>> first(busy_.size());
@@ -133,7 +136,7 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
         return zones.at(index).zone;
       }
     }
-    return round_robin(zones);  // only zones without a group are left
+    return next_empty_zone(zones, next_empty_);  // only zones without a group are left
   }
 
   bool finish_on_release(const ZoneView& zone, uint32_t finish_threshold_pct) const override {
@@ -151,6 +154,10 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
   }
 
   const std::vector<uint32_t>& zone_groups() const override { return groups_; }
+  std::optional<ProbeRequest> probe_request() const override {
+    if (!o_.izg.empty()) return std::nullopt;
+    return ProbeRequest{o_.threshold_pct, o_.samples};
+  }
 
  private:
   // What holds a group now.
@@ -193,37 +200,10 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
     }
   }
 
-  struct Eligibility {
-    const ZenFsPlusPolicy* policy;
-    IoClass io_class;
-  };
-  const Eligibility& request_of(const PlacementRequest& request) {
-    eligibility_ = {this, request.io_class};
-    return eligibility_;
-  }
-  static bool may_continue(const ZoneView& zone, const void* context) {
-    const auto* e = static_cast<const Eligibility*>(context);
-    if (zone.group == kNoGroup || zone.group >= e->policy->busy_.size()) return true;
-    return !e->policy->busy_[zone.group].busy_for(e->io_class, e->policy->o_.isolation);
-  }
-
-  std::optional<uint32_t> round_robin(const ZoneTable& zones) {
-    const uint32_t n = zones.size();
-    for (uint32_t step = 0; step < n; ++step) {
-      const uint32_t index = (next_empty_ + step) % n;
-      ZoneView z = zones.at(index);
-      if (!z.empty() || !z.free()) continue;
-      next_empty_ = (index + 1) % n;
-      return z.zone;
-    }
-    return std::nullopt;
-  }
-
   Options o_;
   IzgMap map_;
   std::vector<uint32_t> groups_;
   std::vector<GroupUse> busy_;
-  Eligibility eligibility_{};
   uint32_t next_empty_ = 0;
   uint32_t next_group_ = 0;
 };

@@ -162,27 +162,14 @@ FsResult<std::unique_ptr<PlacementPolicy>> make_policy_for_mkfs(Stack& stack,
                                                                 const MkfsOptions& options,
                                                                 MkfsReport& out) {
   const PolicyContext context{stack.info().zone_count, options.meta_zones};
-  const PolicyEntry* entry = find_placement_policy(options.policy);
-  ZL_ASSERT(entry != nullptr);
-  auto pairs = parse_policy_options(options.policy_options);
-  if (!pairs) return pairs.status();
-  if (!entry->wants_izg_map || pairs->count("izg") != 0) {
-    return make_placement_policy(options.policy, options.policy_options, context);
-  }
+  auto policy = make_placement_policy(options.policy, options.policy_options, context);
+  if (!policy) return policy.status();
+  std::optional<ProbeRequest> wanted = (*policy)->probe_request();
+  if (!wanted) return policy;
   IzgProbeOptions probe;
-  if (auto it = pairs->find("threshold"); it != pairs->end()) {
-    probe.threshold_pct = static_cast<uint32_t>(std::stoul(it->second));
-  }
-  if (auto it = pairs->find("samples"); it != pairs->end()) {
-    probe.samples = static_cast<uint32_t>(std::stoul(it->second));
-  }
-  // On a device of the same configuration that keeps no data: timing
-  // alone, and the image is not changed whatever mkfs decides.
-  Config scratch_config = stack.config();
-  scratch_config.store.backing = "none";
-  auto scratch = Stack::make(scratch_config);
-  if (!scratch) return FsStatus(Code::kInvalid, scratch.error());
-  auto found = probe_izg(**scratch, probe);
+  probe.threshold_pct = wanted->threshold_pct;
+  probe.samples = wanted->samples;
+  auto found = probe_izg_of(stack.config(), probe);
   if (!found) return found.status();
   out.probe = *found;
   if (found->all_interfere) {

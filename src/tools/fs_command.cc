@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -355,7 +354,7 @@ std::string policy_text(const fs::PlacementPolicy& policy) {
 }
 
 void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json,
-                const fs::MkfsReport& report, uint64_t wall_ns) {
+                const fs::MkfsReport& report) {
   const fs::Superblock& sb = zfs.superblock();
   const uint32_t data_zones = sb.zone_count - sb.meta_zones;
   const uint64_t zone_capacity_bytes = sb.zone_capacity_lbas * sb.block_bytes;
@@ -366,7 +365,7 @@ void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json,
     out["data_zones"] = data_zones;
     out["zone_capacity_bytes"] = zone_capacity_bytes;
     out["placement"] = policy_json(zfs.policy());
-    if (report.probe) out["probe"] = probe_json(*report.probe, wall_ns);
+    if (report.probe) out["probe"] = probe_json(*report.probe);
     print_fs_json(out);
     return;
   }
@@ -375,7 +374,7 @@ void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json,
       "{}% free, policy {}\n",
       image, fs::uuid_text(sb.uuid), data_zones, format_size(zone_capacity_bytes), sb.meta_zones,
       sb.finish_threshold_pct, sb.gc_free_pct, policy_text(zfs.policy()));
-  if (report.probe) print_probe(image, *report.probe, wall_ns);
+  if (report.probe) print_probe(image, *report.probe);
 }
 
 int run_mkfs(const FsRequest& r) {
@@ -389,17 +388,13 @@ int run_mkfs(const FsRequest& r) {
     return bad_input(fmt::format("{}: {}", r.image, *problem));
   }
   fs::MkfsReport report;
-  const auto started = std::chrono::steady_clock::now();
   if (fs::FsStatus made = fs::ZonedFs::mkfs(*s.stack, mkfs_options(r), &report); !made) {
     return fs_failure(r.image, made);
   }
-  const auto wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                 std::chrono::steady_clock::now() - started)
-                                                 .count());
   // Mounted read-only, only to read back what was made.
   auto mounted = fs::ZonedFs::mount(*s.stack, mount_options(false));
   if (!mounted) return fs_failure(r.image, mounted.status());
-  print_mkfs(r.image, **mounted, r.json, report, wall_ns);
+  print_mkfs(r.image, **mounted, r.json, report);
   for (const std::string& w : report.warnings) note(fmt::format("{}: {}", r.image, w));
   mounted->reset();
   Outcome saved = s.stack->close();

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <map>
 
 #include "common/units.h"
@@ -25,7 +24,7 @@ std::string us(uint64_t ns) { return fmt::format("{:.1f} us", static_cast<double
 
 }  // namespace
 
-Json probe_json(const fs::IzgProbeResult& r, uint64_t wall_ns) {
+Json probe_json(const fs::IzgProbeResult& r) {
   Json groups = Json::array();
   uint32_t index = 0;
   for (const std::vector<uint32_t>& zones : r.map.members()) {
@@ -54,14 +53,14 @@ Json probe_json(const fs::IzgProbeResult& r, uint64_t wall_ns) {
               {"unknown_zones", r.unknown_zones},
               {"needle_reads", r.needle_reads},
               {"device_ns", r.device_ns},
-              {"wall_ns", wall_ns},
+              {"wall_ns", r.wall_ns},
               {"all_interfere", r.all_interfere},
               {"warnings", r.warnings},
               {"groups", groups},
               {"scan", samples}};
 }
 
-void print_probe(const std::string& image, const fs::IzgProbeResult& r, uint64_t wall_ns) {
+void print_probe(const std::string& image, const fs::IzgProbeResult& r) {
   std::string how = fmt::format("{} measured", r.measured_zones);
   if (r.period != 0) {
     how += fmt::format(", {} by a period of {} ({} of {} checks passed)", r.inferred_zones,
@@ -80,7 +79,7 @@ void print_probe(const std::string& image, const fs::IzgProbeResult& r, uint64_t
     fmt::print("other zones {} to {} beside the pivot\n", us(r.other_min_ns), us(r.other_max_ns));
   }
   fmt::print("probe       {} needle reads, {} of device time, {:.2f} s here\n", r.needle_reads,
-             format_duration(r.device_ns), static_cast<double>(wall_ns) / 1e9);
+             format_duration(r.device_ns), static_cast<double>(r.wall_ns) / 1e9);
   uint32_t index = 0;
   for (const std::vector<uint32_t>& zones : r.map.members()) {
     fmt::print("group {:<5} {}\n", index++, zones_text(zones));
@@ -124,18 +123,10 @@ int run_fs_probe(const FsRequest& r) {
   const std::vector<uint32_t> stored = (*mounted)->policy().zone_groups();
   mounted->reset();
 
-  Config config = (*stack)->config();
-  config.store.backing = "none";
-  auto scratch = Stack::make(config);
-  if (!scratch) return bad_input(fmt::format("{}: {}", r.image, scratch.error()));
   fs::IzgProbeOptions probe;
   if (r.probe_threshold_pct) probe.threshold_pct = *r.probe_threshold_pct;
   if (r.probe_samples) probe.samples = *r.probe_samples;
-  const auto started = std::chrono::steady_clock::now();
-  auto found = fs::probe_izg(**scratch, probe);
-  const auto wall_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                 std::chrono::steady_clock::now() - started)
-                                                 .count());
+  auto found = fs::probe_izg_of((*stack)->config(), probe);
   if (!found) return bad_input(fmt::format("{}: {}", r.image, found.status().message()));
 
   // The stored map, zone by zone, against what was found: the same
@@ -153,12 +144,12 @@ int run_fs_probe(const FsRequest& r) {
   if (r.json) {
     Json out = status_json(Status::kSuccess);
     out["image"] = r.image;
-    out.update(probe_json(*found, wall_ns));
+    out.update(probe_json(*found));
     out["stored"] =
         Json{{"policy", policy}, {"has_map", !stored.empty()}, {"differing_zones", differing}};
     print_json(out);
   } else {
-    print_probe(r.image, *found, wall_ns);
+    print_probe(r.image, *found);
     if (stored.empty()) {
       fmt::print("stored map  none (policy {})\n", policy);
     } else if (differing == 0) {

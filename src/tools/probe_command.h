@@ -16,7 +16,7 @@ int run_fs_probe(const FsRequest& request);
 
 // The probe's findings as JSON, and as lines for people (mkfs prints them
 // too).
-Json probe_json(const fs::IzgProbeResult& result, uint64_t wall_ns);
-void print_probe(const std::string& image, const fs::IzgProbeResult& result, uint64_t wall_ns);
+Json probe_json(const fs::IzgProbeResult& result);
+void print_probe(const std::string& image, const fs::IzgProbeResult& result);
 
 }  // namespace zonelab::cli
