@@ -136,8 +136,8 @@ void ZonedFs::schedule_background_gc() {
   // Under mutex_: unmount() cancels the timer set here (and waits for one
   // running), and no timer is set once it has begun.
   if (unmounted_ || !failure_.empty()) return;
-  gc_timer_ = stack_.clock().add_timer(policy_->gc_period_ns(options_.gc_period_ns),
-                                       [this] { background_gc(); });
+  gc_timer_ = device_.clock().add_timer(policy_->gc_period_ns(options_.gc_period_ns),
+                                        [this] { background_gc(); });
 }
 
 void ZonedFs::background_gc() {
