@@ -423,8 +423,8 @@ TEST(StackRealtime, BatchesFromManyThreadsAllComplete) {
 TEST(StackVirtual, ABatchIsInFlightTogether) {
   // Four one-page writes to zones on different units (one unit a zone)
   // take about as long as one; in turn they would take four times as long.
-  auto stack = Stack::make(small_config(
-      {"flash.channels=4", "flash.dies_per_channel=2", "zns.channels_per_zone=1"}));
+  auto stack = Stack::make(
+      small_config({"flash.channels=4", "flash.dies_per_channel=2", "zns.channels_per_zone=1"}));
   ASSERT_TRUE(stack.ok()) << stack.error();
   const uint64_t zone_lbas = (*stack)->info().zone_size_lbas;
   Command one = write_command(0, 4);
@@ -437,8 +437,8 @@ TEST(StackVirtual, ABatchIsInFlightTogether) {
   ASSERT_TRUE((*stack)->io().submit_all(batch));
   const uint64_t took = (*stack)->sim().now_ns() - start;
   for (const Command& c : commands) EXPECT_EQ(c.status, Status::kSuccess);
-  EXPECT_LT(took, 2 * one.latency_ns()) << took << " ns for four, " << one.latency_ns()
-                                        << " ns for one";
+  EXPECT_LT(took, 2 * one.latency_ns())
+      << took << " ns for four, " << one.latency_ns() << " ns for one";
 }
 
 TEST(StackRealtime, ModeledTimingTakesTheModeledLatencyOnTheWallClock) {
