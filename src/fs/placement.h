@@ -151,6 +151,10 @@ class PlacementPolicy {
   // collection, or a writer finding no empty zone, resets it.
   virtual bool reset_when_freed() const { return true; }
   virtual uint32_t gc_free_target(uint32_t data_zones, uint32_t gc_free_pct) const;
+  // Zones a collection empties together (seed 004 §IV-D: in units of a
+  // stripe): their live data is read several extents at once and copied
+  // over a stripe of that many zones. 1: one zone at a time.
+  virtual uint32_t gc_unit() const { return 1; }
   virtual std::optional<uint32_t> gc_victim(const ZoneTable& zones) const;
 
   // Events (under the file system's lock).

@@ -161,6 +161,7 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
     return width();
   }
   uint64_t stripe_unit_bytes() const override { return o_.stripe_unit_bytes; }
+  uint32_t gc_unit() const override { return width(); }
   bool parallel_reads() const override { return width() > 1; }
   uint32_t active_zones_wanted() const override {
     // A flush and two compactions striped at once, the log, and collection.

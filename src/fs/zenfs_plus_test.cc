@@ -254,6 +254,54 @@ TEST(ZenFsPlus, DeadZonesWaitForTheMinorCollection) {
   EXPECT_GE(m.fs->counters().zones_reset_without_copy, 1u);
 }
 
+TEST(ZenFsPlus, CollectsGarbageInUnitsOfAStripe) {
+  // Striped tables, half of them removed: a collection empties several
+  // zones together, copies the live half over zones of several groups,
+  // and every file left reads back whole, before and after a remount.
+  TestImage image(grouped_config());
+  Mounted m = fresh(image, plus_options("stripe_width=4,stripe_unit=16KiB,full_gc_trigger=0"));
+  ASSERT_NE(m.fs, nullptr);
+  std::vector<std::string> kept;
+  for (int i = 0; i < 24; ++i) {
+    const std::string path = "/t" + std::to_string(i);
+    write_file(*m.fs, path, pattern_bytes(100 + i, 96'000 + 777 * i),
+               {Lifetime::kLong, IoClass::kCompaction});
+    if (i % 2 == 0) kept.push_back(path);
+  }
+  for (int i = 1; i < 24; i += 2) ASSERT_TRUE(m.fs->remove("/t" + std::to_string(i)).is_ok());
+  const uint32_t empty_before = m.fs->space().empty_zones;
+  auto emptied = m.fs->collect_garbage(m.fs->space().data_zones);
+  ASSERT_TRUE(emptied.ok()) << emptied.status().message();
+  EXPECT_GE(*emptied, 4u);
+  const FsCounters c = m.fs->counters();
+  EXPECT_GT(c.gc_copied_bytes, 0u);
+  EXPECT_GT(m.fs->space().empty_zones, empty_before);
+  // The copies of one file lie in several groups (a stripe of copies).
+  bool spread = false;
+  for (const std::string& path : kept) {
+    auto st = m.fs->stat(path);
+    ASSERT_TRUE(st.ok());
+    std::set<uint32_t> groups;
+    for (const Extent& e : st->extents) groups.insert(m.fs->policy().zone_groups().at(e.zone));
+    spread = spread || groups.size() > 1;
+  }
+  EXPECT_TRUE(spread);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const int n = std::stoi(kept[i].substr(2));
+    EXPECT_EQ(read_file(*m.fs, kept[i]), pattern_bytes(100 + n, 96'000 + 777 * n)) << kept[i];
+  }
+  EXPECT_TRUE(m.fs->fsck(false).clean());
+  ASSERT_TRUE(m.fs->unmount().is_ok());
+  m.fs.reset();
+  m.stack.reset();
+  Mounted again = mount(image);
+  ASSERT_NE(again.fs, nullptr);
+  for (const std::string& path : kept) {
+    const int n = std::stoi(path.substr(2));
+    EXPECT_EQ(read_file(*again.fs, path), pattern_bytes(100 + n, 96'000 + 777 * n)) << path;
+  }
+}
+
 TEST(ZenFsPlus, RefusesWhatItCannotUseAndLeavesTheDeviceAsItWas) {
   // fs_test_config's zones span both of its channels: one group.
   TestImage image(fs_test_config());

@@ -379,6 +379,12 @@ class ZonedFs {
   void release_file(FileId id);  // a handle closed
 
   FsStatus gc_one_zone(uint32_t victim);
+  // A policy's collection in units of a stripe (gc_unit() > 1): the
+  // victims' live extents are read several at once and copied over a
+  // stripe of zones in different groups, then the victims are reset.
+  FsStatus gc_zones(const std::vector<uint32_t>& victims);
+  // Resets a victim once its records are durable and its readers gone.
+  FsStatus reset_victim(uint32_t victim, uint64_t copied);
   // Sets the next background collection (under mutex_).
   void schedule_background_gc();
   void background_gc();
