@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "fs/zoned_fs.h"
@@ -187,6 +188,10 @@ FsStatus ZonedFs::write_striped(WriterId writer, Lifetime lifetime, IoClass io_c
                                   p.blocks * bs - valid});
     }
     const uint64_t started_ns = now_ns();
+    {
+      std::lock_guard lock(mutex_);
+      ++counters_.striped_rounds;
+    }
     FsStatus written = io_.write_all(io_pieces, cause);
     const uint64_t took_ns = now_ns() - started_ns;
     std::lock_guard lock(mutex_);
@@ -395,7 +400,8 @@ uint64_t ReadableFile::size() const {
   return node == nullptr ? 0 : node->size;
 }
 
-FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* out) const {
+FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* out,
+                                      IoClass reader) const {
   const uint64_t bs = fs_.block_bytes();
   struct Piece {
     uint64_t lba;
@@ -406,7 +412,32 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
   std::vector<Piece> pieces;
   std::vector<Extent> pinned;
   {
-    std::lock_guard lock(fs_.mutex_);
+    std::unique_lock lock(fs_.mutex_);
+    // A compaction's read waits while a flush writes in the group it reads
+    // (Algorithm 1), within the policy's bound; in virtual time nobody
+    // else could let the group go.
+    const uint64_t wait_ms = fs_.policy_->compaction_read_wait_ms();
+    if (reader == IoClass::kCompaction && wait_ms > 0 && fs_.device_.concurrent()) {
+      auto flush_in_groups = [&] {
+        const FileNode* n = fs_.meta_.file(id_);
+        if (n == nullptr) return false;
+        uint64_t at = 0;
+        for (const Extent& e : n->extents) {
+          if (at + e.length > offset && at < offset + bytes &&
+              fs_.zones_->flush_held_in_group_of(e.zone) > 0) {
+            return true;
+          }
+          at += e.length;
+          if (at >= offset + bytes) break;
+        }
+        return false;
+      };
+      if (flush_in_groups()) {
+        ++fs_.counters_.compaction_read_waits;
+        fs_.changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                              [&] { return !flush_in_groups(); });
+      }
+    }
     const FileNode* node = fs_.meta_.file(id_);
     if (node == nullptr || offset >= node->size || bytes == 0) return uint64_t{0};
     bytes = std::min(bytes, node->size - offset);

@@ -135,6 +135,10 @@ class PlacementPolicy {
   virtual uint64_t stripe_unit_bytes() const { return 0; }
   // A read that spans extents in several zones sends their reads at once.
   virtual bool parallel_reads() const { return false; }
+  // A compaction's read of a zone whose group a flush is writing waits for
+  // the flush to let the group go (seed 004 Algorithm 1), at most this long
+  // in real time; 0: it never waits.
+  virtual uint64_t compaction_read_wait_ms() const { return 0; }
   // Data zones the policy wants active at once when the device sets no
   // limit (0: the file system's default, kActiveZonesDefault).
   virtual uint32_t active_zones_wanted() const { return 0; }

@@ -25,6 +25,11 @@
 namespace zonelab::fs {
 namespace {
 
+// How long a compaction read waits at most for a flush to leave its group:
+// a flush of a table holds its groups for the table's whole write, and a
+// compaction that waited longer would stall the flushes behind it.
+constexpr uint64_t kCompactionReadWaitMs = 50;
+
 struct Options {
   uint32_t stripe_width = 16;  // W (§IV-C: the maximum striping width)
   bool stripe_width_given = false;
@@ -163,6 +168,9 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
   uint64_t stripe_unit_bytes() const override { return o_.stripe_unit_bytes; }
   uint32_t gc_unit() const override { return width(); }
   bool parallel_reads() const override { return width() > 1; }
+  uint64_t compaction_read_wait_ms() const override {
+    return o_.isolation && !groups_.empty() && map_.groups > 1 ? kCompactionReadWaitMs : 0;
+  }
   uint32_t active_zones_wanted() const override {
     // A flush and two compactions striped at once, the log, and collection.
     return width() > 1 ? 3 * width() + 4 : 0;

@@ -55,10 +55,11 @@ std::vector<uint64_t> counter_values(const FsCounters& c) {
   for (uint64_t x : c.appended_bytes) v.push_back(x);
   for (uint64_t x : c.data_written_bytes) v.push_back(x);
   for (uint64_t x : c.device_written_bytes) v.push_back(x);
-  for (uint64_t x : {c.files_created, c.files_deleted, c.syncs, c.gc_runs, c.gc_copied_bytes,
-                     c.zones_reset, c.zones_reset_without_copy, c.zones_finished_threshold,
-                     c.zones_finished_for_token, c.token_waits, c.journal_commits, c.journal_rolls,
-                     c.recovered_tail_bytes, c.last_resort_placements}) {
+  for (uint64_t x :
+       {c.files_created, c.files_deleted, c.syncs, c.gc_runs, c.gc_copied_bytes, c.zones_reset,
+        c.zones_reset_without_copy, c.zones_finished_threshold, c.zones_finished_for_token,
+        c.token_waits, c.journal_commits, c.journal_rolls, c.recovered_tail_bytes,
+        c.last_resort_placements, c.striped_rounds, c.compaction_read_waits}) {
     v.push_back(x);
   }
   ZL_ASSERT(v.size() <= kCountersMax);
@@ -74,7 +75,8 @@ FsCounters counters_of(const std::vector<uint64_t>& values) {
   for (uint64_t* x : {&c.files_created, &c.files_deleted, &c.syncs, &c.gc_runs, &c.gc_copied_bytes,
                       &c.zones_reset, &c.zones_reset_without_copy, &c.zones_finished_threshold,
                       &c.zones_finished_for_token, &c.token_waits, &c.journal_commits,
-                      &c.journal_rolls, &c.recovered_tail_bytes, &c.last_resort_placements}) {
+                      &c.journal_rolls, &c.recovered_tail_bytes, &c.last_resort_placements,
+                      &c.striped_rounds, &c.compaction_read_waits}) {
     slots.push_back(x);
   }
   for (size_t i = 0; i < slots.size() && i < values.size(); ++i) *slots[i] = values[i];
@@ -1079,6 +1081,9 @@ std::string ZonedFs::stats_json() const {
       {"token_revocations", zones_->revocations()},
       {"open_limit", zones_->limits().open},
       {"active_limit", zones_->limits().active}};
+  out["placement"] = {{"policy", std::string(policy_->name())},
+                      {"striped_rounds", c.striped_rounds},
+                      {"compaction_read_waits", c.compaction_read_waits}};
   out["journal"] = {{"commits", c.journal_commits},
                     {"rolls", c.journal_rolls},
                     {"active_zone", journal_->active_zone()},

@@ -145,6 +145,8 @@ struct FsCounters {
   uint64_t journal_rolls = 0;             // metadata zones started
   uint64_t recovered_tail_bytes = 0;      // given back to files at mount
   uint64_t last_resort_placements = 0;    // no empty zone: data went where there was room
+  uint64_t striped_rounds = 0;            // rounds of striped writes (each in flight together)
+  uint64_t compaction_read_waits = 0;     // compaction reads that waited for a flush's group
   uint64_t device_written_bytes[kWriteCauseCount] = {};  // all the file system wrote, by cause
 };
 
@@ -475,7 +477,10 @@ class ReadableFile {
   ReadableFile& operator=(const ReadableFile&) = delete;
 
   // Reads up to `bytes` at `offset` into `out`; fewer at the end of the file.
-  FsResult<uint64_t> read(uint64_t offset, uint64_t bytes, uint8_t* out) const;
+  // `reader`: who reads (RocksDB's compaction reads are kCompaction), for
+  // the policy's isolation.
+  FsResult<uint64_t> read(uint64_t offset, uint64_t bytes, uint8_t* out,
+                          IoClass reader = IoClass::kOther) const;
   // The next bytes after the last read_next (a sequential reader).
   FsResult<uint64_t> read_next(uint64_t bytes, uint8_t* out);
   FsStatus skip(uint64_t bytes);

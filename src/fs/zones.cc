@@ -70,15 +70,32 @@ bool ZoneManager::revoke_idle(WriterId asking, bool part_way) {
     if (best == nullptr || z.room_lbas() < best->room_lbas()) best = &z;
   }
   if (best == nullptr) return false;
-  best->writer = kNoWriter;
+  set_writer(*best, kNoWriter, IoClass::kOther);
   ++revocations_;
   return true;
 }
 
-void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class) {
-  ZL_ASSERT(!z.held() && !z.collecting && z.room_lbas() > 0);
+void ZoneManager::set_writer(DataZone& z, WriterId writer, IoClass io_class) {
+  const uint32_t g = z.index < groups_.size() ? groups_[z.index] : kNoGroup;
+  auto count = [&](int delta) {
+    if (g == kNoGroup) return;
+    if (flush_held_.size() <= g) flush_held_.resize(g + 1, 0);
+    flush_held_[g] += delta;
+  };
+  if (z.held() && z.writer_class == IoClass::kFlush) count(-1);
   z.writer = writer;
   z.writer_class = io_class;
+  if (z.held() && z.writer_class == IoClass::kFlush) count(+1);
+}
+
+uint32_t ZoneManager::flush_held_in_group_of(uint32_t zone) const {
+  const uint32_t g = zone < groups_.size() ? groups_[zone] : kNoGroup;
+  return g != kNoGroup && g < flush_held_.size() ? flush_held_[g] : 0;
+}
+
+void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class) {
+  ZL_ASSERT(!z.held() && !z.collecting && z.room_lbas() > 0);
+  set_writer(z, writer, io_class);
   if (z.empty()) {
     z.lifetime = lifetime;
     z.io_class = io_class;
@@ -171,7 +188,7 @@ std::optional<uint32_t> ZoneManager::take_any_room(WriterId writer, Lifetime lif
 
 void ZoneManager::release(uint32_t index, bool finish) {
   DataZone& z = zone(index);
-  z.writer = kNoWriter;
+  set_writer(z, kNoWriter, IoClass::kOther);
   z.writing = false;
   if (finish) z.finished = true;
 }

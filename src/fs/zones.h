@@ -96,7 +96,11 @@ class ZoneManager final : public ZoneTable {
   ZoneView view_of(uint32_t zone) const { return view(this->zone(zone)); }
   // Each device zone's independent zone group (the policy's map; empty:
   // none known).
+  // Set before any zone is held (at mount).
   void set_groups(std::vector<uint32_t> groups) { groups_ = std::move(groups); }
+  // Zones flushes hold in the group of `zone` (0 when its group is not
+  // known): a compaction read there waits (seed 004 Algorithm 1).
+  uint32_t flush_held_in_group_of(uint32_t zone) const;
 
   // What a writer gets when it asks for a zone.
   struct Allocation {
@@ -154,12 +158,15 @@ class ZoneManager final : public ZoneTable {
   // when every holder is writing.
   bool revoke_idle(WriterId asking, bool part_way);
   void take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class);
+  // Every change of a zone's writer goes here: it keeps flush_held_.
+  void set_writer(DataZone& z, WriterId writer, IoClass io_class);
 
   uint32_t first_;
   std::vector<DataZone> zones_;
   ZoneLimits limits_;
   uint64_t zone_size_lbas_ = 0;
   std::vector<uint32_t> groups_;
+  std::vector<uint32_t> flush_held_;  // by group: zones flush writers hold
   uint64_t revocations_ = 0;
 };
 

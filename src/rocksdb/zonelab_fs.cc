@@ -158,6 +158,15 @@ class WritableFile final : public rdb::FSWritableFile {
   bool hints_applied_ = false;
 };
 
+// RocksDB reads a compaction's inputs at IO_LOW (its rate limiter's
+// priority, passed down in IOOptions) -- at IO_USER while writes are
+// delayed, when the compaction must not wait; a table's opening reads come
+// at IO_TOTAL, a user's at IO_USER.
+fs::IoClass reader_of(const IOOptions& options) {
+  return options.rate_limiter_priority == rdb::Env::IO_LOW ? fs::IoClass::kCompaction
+                                                           : fs::IoClass::kOther;
+}
+
 class SequentialFile final : public rdb::FSSequentialFile {
  public:
   SequentialFile(std::shared_ptr<fs::ZonedFs> fs, std::unique_ptr<fs::ReadableFile> file)
@@ -189,9 +198,9 @@ class RandomAccessFile final : public rdb::FSRandomAccessFile {
   RandomAccessFile(std::shared_ptr<fs::ZonedFs> fs, std::unique_ptr<fs::ReadableFile> file)
       : fs_(std::move(fs)), file_(std::move(file)) {}
 
-  IOStatus Read(uint64_t offset, size_t n, const IOOptions&, Slice* result, char* scratch,
+  IOStatus Read(uint64_t offset, size_t n, const IOOptions& options, Slice* result, char* scratch,
                 IODebugContext*) const override {
-    auto got = file_->read(offset, n, reinterpret_cast<uint8_t*>(scratch));
+    auto got = file_->read(offset, n, reinterpret_cast<uint8_t*>(scratch), reader_of(options));
     if (!got) return to_io_status(got.status());
     *result = Slice(scratch, *got);
     return IOStatus::OK();
