@@ -56,8 +56,12 @@ constexpr std::array kPolicies = {
                 "garbage collection when empty zones run short",
                 "(none)", &make_zenfs_policy},
     PolicyEntry{"zenfs+",
-                "ZenFS+ (seed 004 §IV): independent zone groups found by the probe, flush kept "
-                "apart from compaction, proactive garbage collection",
+                "ZenFS+ (seed 004 §IV): independent zone groups found by the probe, table "
+                "files striped over them, flush kept apart from compaction, proactive garbage "
+                "collection",
+                "stripe_width=16: flush and compaction files striped over up to this many zones "
+                "of different IZGs, at most the groups found (1: no striping); "
+                "stripe_unit=192KiB: what each zone of a stripe takes in turn; "
                 "isolation=on: flush and compaction on different IZGs (Algorithms 1-2); "
                 "minor_gc=on: every minor_gc_period reset all-dead zones, L0's first, without "
                 "copying; minor_gc_period=10s; full_gc_trigger=10: full (greedy) collection "
