@@ -24,7 +24,7 @@ FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_cl
     {
       std::lock_guard lock(mutex_);
       if (zone && zones_->holds(*zone, writer) && zones_->zone(*zone).room_lbas() > 0) {
-        zones_->zone(*zone).writing = true;
+        zones_->set_writing(*zone, true);
       } else {
         zone.reset();  // taken back by the token pool, or full
       }
@@ -47,8 +47,8 @@ FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_cl
     FsStatus written = io_.write(lba, data + done * bs, n, cause, n * bs - valid);
     const uint64_t took_ns = now_ns() - started_ns;
     std::lock_guard lock(mutex_);
+    zones_->set_writing(*zone, false);
     DataZone& z = zones_->zone(*zone);
-    z.writing = false;
     // The zone may be taken back now (its writer is idle until its next
     // write): a writer waiting for a token asks again.
     changed_.notify_all();
@@ -118,7 +118,7 @@ FsStatus ZonedFs::write_striped(WriterId writer, Lifetime lifetime, IoClass io_c
       std::lock_guard lock(mutex_);
       for (auto& z : stripe.slots) {
         if (z && zones_->holds(*z, writer) && zones_->zone(*z).room_lbas() > 0) {
-          zones_->zone(*z).writing = true;
+          zones_->set_writing(*z, true);
         } else {
           z.reset();
         }
@@ -196,7 +196,7 @@ FsStatus ZonedFs::write_striped(WriterId writer, Lifetime lifetime, IoClass io_c
     const uint64_t took_ns = now_ns() - started_ns;
     std::lock_guard lock(mutex_);
     for (auto& z : stripe.slots) {
-      if (z) zones_->zone(*z).writing = false;
+      if (z) zones_->set_writing(*z, false);
     }
     changed_.notify_all();
     if (!written) {
@@ -424,7 +424,7 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
         uint64_t at = 0;
         for (const Extent& e : n->extents) {
           if (at + e.length > offset && at < offset + bytes &&
-              fs_.zones_->flush_held_in_group_of(e.zone) > 0) {
+              fs_.zones_->flush_writing_in_group_of(e.zone) > 0) {
             return true;
           }
           at += e.length;

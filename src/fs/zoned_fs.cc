@@ -584,8 +584,8 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
 }
 
 void ZonedFs::mark_taken_locked(uint32_t zone, WriterId writer, bool gives_tail) {
+  zones_->set_writing(zone, true);
   DataZone& z = zones_->zone(zone);
-  z.writing = true;
   // Recorded before the first write: recovery gives the blocks the writer
   // puts here past its last record to it, and to nobody else (to nobody at
   // all for a striped writer, whose unrecorded blocks lie in several zones
@@ -624,7 +624,7 @@ void ZonedFs::release_zone(uint32_t zone, WriterId writer) {
       changed_.notify_all();
       return;
     }
-    z.writing = true;  // still ours while it is finished
+    zones_->set_writing(zone, true);  // still ours while it is finished
   }
   FsStatus ok = io_.finish(zone);
   std::lock_guard lock(mutex_);

@@ -2,6 +2,7 @@
 #include "fs/zones.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace zonelab::fs {
 
@@ -75,22 +76,36 @@ bool ZoneManager::revoke_idle(WriterId asking, bool part_way) {
   return true;
 }
 
-void ZoneManager::set_writer(DataZone& z, WriterId writer, IoClass io_class) {
+void ZoneManager::change(DataZone& z, const std::function<void()>& fn) {
   const uint32_t g = z.index < groups_.size() ? groups_[z.index] : kNoGroup;
-  auto count = [&](int delta) {
-    if (g == kNoGroup) return;
-    if (flush_held_.size() <= g) flush_held_.resize(g + 1, 0);
-    flush_held_[g] += delta;
-  };
-  if (z.held() && z.writer_class == IoClass::kFlush) count(-1);
-  z.writer = writer;
-  z.writer_class = io_class;
-  if (z.held() && z.writer_class == IoClass::kFlush) count(+1);
+  auto flush_writing = [&] { return z.held() && z.writer_class == IoClass::kFlush && z.writing; };
+  const bool before = flush_writing();
+  fn();
+  const bool after = flush_writing();
+  if (g == kNoGroup || before == after) return;
+  if (flush_writing_.size() <= g) flush_writing_.resize(g + 1, 0);
+  if (after) {
+    ++flush_writing_[g];
+  } else {
+    --flush_writing_[g];
+  }
 }
 
-uint32_t ZoneManager::flush_held_in_group_of(uint32_t zone) const {
+void ZoneManager::set_writer(DataZone& z, WriterId writer, IoClass io_class) {
+  change(z, [&] {
+    z.writer = writer;
+    z.writer_class = io_class;
+  });
+}
+
+void ZoneManager::set_writing(uint32_t zone, bool writing) {
+  DataZone& z = this->zone(zone);
+  change(z, [&] { z.writing = writing; });
+}
+
+uint32_t ZoneManager::flush_writing_in_group_of(uint32_t zone) const {
   const uint32_t g = zone < groups_.size() ? groups_[zone] : kNoGroup;
-  return g != kNoGroup && g < flush_held_.size() ? flush_held_[g] : 0;
+  return g != kNoGroup && g < flush_writing_.size() ? flush_writing_[g] : 0;
 }
 
 void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class) {
@@ -189,7 +204,7 @@ std::optional<uint32_t> ZoneManager::take_any_room(WriterId writer, Lifetime lif
 void ZoneManager::release(uint32_t index, bool finish) {
   DataZone& z = zone(index);
   set_writer(z, kNoWriter, IoClass::kOther);
-  z.writing = false;
+  set_writing(index, false);
   if (finish) z.finished = true;
 }
 

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -98,9 +99,13 @@ class ZoneManager final : public ZoneTable {
   // none known).
   // Set before any zone is held (at mount).
   void set_groups(std::vector<uint32_t> groups) { groups_ = std::move(groups); }
-  // Zones flushes hold in the group of `zone` (0 when its group is not
-  // known): a compaction read there waits (seed 004 Algorithm 1).
-  uint32_t flush_held_in_group_of(uint32_t zone) const;
+  // A zone's writer is writing to it now (DataZone::writing): every change
+  // goes here, which keeps the count below.
+  void set_writing(uint32_t zone, bool writing);
+  // Zones a flush is writing to now in the group of `zone` (0 when its
+  // group is not known): a compaction read there waits (seed 004
+  // Algorithm 1).
+  uint32_t flush_writing_in_group_of(uint32_t zone) const;
 
   // What a writer gets when it asks for a zone.
   struct Allocation {
@@ -158,15 +163,16 @@ class ZoneManager final : public ZoneTable {
   // when every holder is writing.
   bool revoke_idle(WriterId asking, bool part_way);
   void take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass io_class);
-  // Every change of a zone's writer goes here: it keeps flush_held_.
+  // Every change of a zone's writer goes here (it keeps flush_writing_).
   void set_writer(DataZone& z, WriterId writer, IoClass io_class);
+  void change(DataZone& z, const std::function<void()>& fn);
 
   uint32_t first_;
   std::vector<DataZone> zones_;
   ZoneLimits limits_;
   uint64_t zone_size_lbas_ = 0;
   std::vector<uint32_t> groups_;
-  std::vector<uint32_t> flush_held_;  // by group: zones flush writers hold
+  std::vector<uint32_t> flush_writing_;  // by group: zones flushes are writing now
   uint64_t revocations_ = 0;
 };
 

@@ -78,6 +78,10 @@ uint64_t KvPhase::bytes() const {
 
 std::optional<std::string> check_kv_options(const KvOptions& o) {
   if (o.workload == nullptr) return "kv: no workload";
+  if (o.disable_wal && o.sync) return "--disable-wal with --sync: no log is written to sync";
+  if (o.disable_wal && !o.ack_log_path.empty()) {
+    return "--disable-wal with --ack-log: without the log an acknowledged write is not durable";
+  }
   if (o.threads < 1 || o.threads > kKvThreadsMax) {
     return fmt::format("--threads {}: from 1 to {}", o.threads, kKvThreadsMax);
   }
@@ -123,6 +127,10 @@ Json kv_result_json(const KvOptions& o, const KvResult& r) {
   if (o.ops) j["ops"] = *o.ops;
   if (o.duration_s > 0) j["duration_s"] = o.duration_s;
   j["sync"] = o.sync;
+  if (o.disable_wal) j["disable_wal"] = true;
+  if (o.compaction_readahead_bytes != 0) {
+    j["compaction_readahead_size"] = o.compaction_readahead_bytes;
+  }
   j["seed"] = o.seed;
   j["db"] = o.db_dir;
   j["uri"] = o.uri;

@@ -34,6 +34,7 @@ inline constexpr uint64_t kKvTargetFileBytesMax = 64ULL << 30;
 inline constexpr uint32_t kKvBackgroundJobsMax = 64;
 inline constexpr uint64_t kKvWriteRateBytesPerSecondMax = 1ULL << 40;
 inline constexpr uint64_t kKvAckLogLinesMax = 100'000'000;
+inline constexpr uint64_t kKvCompactionReadaheadBytesMax = 64 << 20;
 
 // Where a running phase is, for progress lines.
 struct KvProgress {
@@ -51,8 +52,9 @@ struct KvOptions {
   double duration_s = 0;        // run phase stops after this long (0: no limit)
   uint32_t threads = 1;
   uint32_t value_bytes = 100;
-  uint32_t key_bytes = 16;  // db_bench keys
-  bool sync = false;        // WriteOptions.sync
+  uint32_t key_bytes = 16;   // db_bench keys
+  bool sync = false;         // WriteOptions.sync
+  bool disable_wal = false;  // WriteOptions.disableWAL (db_bench --disable_wal)
   uint64_t seed = 0;
   std::string db_dir = "/db";
   bool fresh = false;                   // destroy the DB first (db_bench without use_existing_db)
@@ -62,6 +64,9 @@ struct KvOptions {
   uint64_t write_buffer_bytes = 64 << 20;
   uint32_t max_background_jobs = 2;
   uint64_t block_cache_bytes = 8 << 20;
+  // RocksDB's compaction_readahead_size: a compaction reads its inputs this
+  // much at a time (0: block by block).
+  uint64_t compaction_readahead_bytes = 0;
   std::string ack_log_path;                               // empty: none
   WorkloadFamily verify_keys = WorkloadFamily::kDbBench;  // which keys `verify` reads
   std::function<void(const KvProgress&)> progress;        // each report interval

@@ -160,6 +160,7 @@ rdb::Options db_options(const KvOptions& o, rdb::Env* env, uint64_t target_file_
   rdb::BlockBasedTableOptions table;
   table.block_cache = rdb::NewLRUCache(o.block_cache_bytes);
   options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
+  options.compaction_readahead_size = o.compaction_readahead_bytes;
   return options;
 }
 
@@ -654,6 +655,7 @@ bool take_host_inputs(const KvOptions& o, HostInputs& in, KvResult& result) {
 void run_phases(const KvOptions& o, OpenDb& open, HostInputs& in, KvResult& result) {
   RunContext c{o, *open.db, o.workload->family, nullptr, nullptr, rdb::WriteOptions()};
   c.write_options.sync = o.sync;
+  c.write_options.disableWAL = o.disable_wal;
   c.ack = in.ack_open ? &in.ack : nullptr;
   PhaseControl control;
   if (o.workload->family == WorkloadFamily::kVerify) {

@@ -180,6 +180,10 @@ std::optional<std::string> parse_sizes(const KvCommandOptions& c, const kv::Work
                            kv::kKvWriteBufferBytesMax, &o.write_buffer_bytes)) {
     return bad;
   }
+  if (auto bad = size_flag("--compaction-readahead-size", c.compaction_readahead_size, 0,
+                           kv::kKvCompactionReadaheadBytesMax, &o.compaction_readahead_bytes)) {
+    return bad;
+  }
   return size_flag("--cache-size", c.cache_size, 0, kv::kKvWriteBufferBytesMax,
                    &o.block_cache_bytes);
 }
@@ -247,6 +251,7 @@ Result<kv::KvOptions> kv_options(const KvCommandOptions& c) {
   if (!uri) return Error{uri.error()};
   o.uri = *uri;
   o.sync = c.sync;
+  o.disable_wal = c.disable_wal;
   o.db_dir = c.db;
   o.fresh = c.fresh;
   if (c.ack_log) {
@@ -423,6 +428,8 @@ constexpr KvFlag kValueFlags[] = {
      "RocksDB max_background_jobs, 1-64 (default 2)"},
     {"--cache-size", "BYTES", &KvCommandOptions::cache_size,
      "block cache, at most 4GiB (default 8MiB)"},
+    {"--compaction-readahead-size", "BYTES", &KvCommandOptions::compaction_readahead_size,
+     "RocksDB compaction_readahead_size, at most 64MiB (default 0: block by block)"},
     {"--ack-log", "PATH", &KvCommandOptions::ack_log,
      "append each acknowledged write's key number to this host file (verify reads it)"},
     {"--verify-keys", "FORMAT", &KvCommandOptions::verify_keys,
@@ -456,6 +463,8 @@ void add_kv_command(CLI::App& app, KvCommandOptions& o) {
   kv->add_option("--gc", o.gc, "file-system garbage collection: on (default) or off")
       ->type_name("on|off");
   kv->add_flag("--sync", o.sync, "sync the WAL on every write");
+  kv->add_flag("--disable-wal", o.disable_wal,
+               "write no WAL (db_bench --disable_wal): a crash loses what the memtables held");
   kv->add_flag("--fresh", o.fresh, "destroy the DB first (otherwise writes go on top of it)");
   kv->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   kv->add_flag("--json", o.json, "print one JSON object");

@@ -22,6 +22,7 @@ struct KvCommandOptions {
   std::optional<std::string> value_size;
   std::optional<std::string> key_size;
   bool sync = false;
+  bool disable_wal = false;
   std::optional<std::string> seed;
   std::string db = "/db";
   bool fresh = false;
@@ -36,6 +37,7 @@ struct KvCommandOptions {
   std::optional<std::string> write_buffer_size;
   std::optional<std::string> max_background_jobs;
   std::optional<std::string> cache_size;
+  std::optional<std::string> compaction_readahead_size;
   std::optional<std::string> ack_log;
   std::optional<std::string> verify_keys;
   std::optional<std::string> create;
