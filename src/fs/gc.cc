@@ -126,24 +126,30 @@ FsStatus ZonedFs::gc_one_zone(uint32_t victim) {
     std::lock_guard lock(mutex_);
     unpin(pieces);
     if (!written) return written;
-    // The file's extent moves -- unless the file went or changed meanwhile,
-    // and the copy is garbage.
-    const FileNode* node = meta_.file(m.id);
-    if (node == nullptr ||
-        std::find(node->extents.begin(), node->extents.end(), m.extent) == node->extents.end()) {
-      continue;
-    }
-    Record r;
-    r.type = RecordType::kExtentMoved;
-    r.id = m.id;
-    r.extent = m.extent;
-    r.extents = std::move(pieces);
-    if (FsStatus ok = apply_for_file(r, m.id); !ok) return ok;
-    copied += m.extent.length;
+    auto moved = move_extent_locked(m.id, m.extent, std::move(pieces));
+    if (!moved) return moved.status();
+    if (*moved) copied += m.extent.length;
   }
   if (dest) release_zone(*dest, kGcWriter);
   if (FsStatus ok = commit(); !ok) return ok;
   return reset_victim(victim, copied);
+}
+
+FsResult<bool> ZonedFs::move_extent_locked(FileId id, const Extent& from, std::vector<Extent> to) {
+  // The file's extent moves -- unless the file went or changed meanwhile,
+  // and the copy is garbage.
+  const FileNode* node = meta_.file(id);
+  if (node == nullptr ||
+      std::find(node->extents.begin(), node->extents.end(), from) == node->extents.end()) {
+    return false;
+  }
+  Record r;
+  r.type = RecordType::kExtentMoved;
+  r.id = id;
+  r.extent = from;
+  r.extents = std::move(to);
+  if (FsStatus ok = apply_for_file(r, id); !ok) return ok;
+  return true;
 }
 
 FsStatus ZonedFs::gc_zones(const std::vector<uint32_t>& victims) {
@@ -242,18 +248,9 @@ FsStatus ZonedFs::gc_zones(const std::vector<uint32_t>& victims) {
           used = 0;
         }
       }
-      const FileNode* node = meta_.file(m.id);
-      if (node == nullptr ||
-          std::find(node->extents.begin(), node->extents.end(), m.extent) == node->extents.end()) {
-        continue;  // the file went or changed meanwhile: the copy is garbage
-      }
-      Record r;
-      r.type = RecordType::kExtentMoved;
-      r.id = m.id;
-      r.extent = m.extent;
-      r.extents = std::move(parts);
-      if (FsStatus ok = apply_for_file(r, m.id); !ok) return ok;
-      copied[m.extent.zone] += m.extent.length;
+      auto moved = move_extent_locked(m.id, m.extent, std::move(parts));
+      if (!moved) return moved.status();
+      if (*moved) copied[m.extent.zone] += m.extent.length;
     }
     first = last;
   }

@@ -385,6 +385,10 @@ class ZonedFs {
   // victims' live extents are read several at once and copied over a
   // stripe of zones in different groups, then the victims are reset.
   FsStatus gc_zones(const std::vector<uint32_t>& victims);
+  // A collection's copy of `from` becomes the file's (`to`, journaled);
+  // false when the file went or changed meanwhile (the copy is garbage).
+  // Under mutex_.
+  FsResult<bool> move_extent_locked(FileId id, const Extent& from, std::vector<Extent> to);
   // Resets a victim once its records are durable and its readers gone.
   FsStatus reset_victim(uint32_t victim, uint64_t copied);
   // Sets the next background collection (under mutex_).
