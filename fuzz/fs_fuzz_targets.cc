@@ -148,7 +148,8 @@ bool write_journal(Stack& stack, const uint8_t* data, size_t size, const std::ve
   fs::MkfsOptions mkfs;
   mkfs.uuid_seed = 1;
   if (!fs::ZonedFs::mkfs(stack, mkfs)) fuzz_violated(target, "mkfs failed");
-  fs::DeviceIo io(stack);
+  fs::StackDevice stack_device(stack);
+  fs::DeviceIo io(stack_device);
   // Some data for extents to point at: the first data zone half written.
   std::vector<uint8_t> blocks(8 * kBlockBytes, 0x5a);
   if (!io.write(io.zone_start(2), blocks.data(), 8, fs::WriteCause::kData)) {

@@ -3,7 +3,8 @@
 of many shapes: value sizes from 100 B to 1 MiB, memtables from 64 KiB to
 64 MiB, one to four threads (concurrent memtable writes), column families,
 RocksDB's direct I/O options, `zonelab kv` and stock db_bench, with and
-without sync; and a device with a volatile write cache. Each scenario keeps
+without sync; a device with a volatile write cache; and seed 004's drive
+with zenfs+, table files striped over its independent zone groups. Each scenario keeps
 its own image and database, which live on across its iterations, so crashes
 land on databases of every age.
 
@@ -69,6 +70,13 @@ SCENARIOS = [
                 "--set", "buffer.power_loss_protection=off"],
      "args": ["--workload", "fillrandom", "--num", "200000", "--value-size", "100",
               "--write-buffer-size", "256KiB", "--target-file-size", "512KiB", "--sync"]},
+    {"name": "kv-zenfs+-striped", "tool": "kv", "crashes": ["kill", "power"],
+     "create": ["--preset", "zenfsplus", "--set", "flash.blocks_per_plane=16",
+                "--set", "zns.zone_count=128"],
+     "mkfs": ["--policy", "zenfs+", "-o", "stripe_unit=64KiB,minor_gc_period=100ms"],
+     "args": ["--workload", "fillrandom", "--num", "100000", "--value-size", "2000",
+              "--write-buffer-size", "1MiB", "--target-file-size", "2MiB", "--threads", "2",
+              "--sync"]},
     {"name": "db_bench-fillseq-1MiB", "tool": "db_bench", "crashes": ["kill"], "fresh": True,
      "window": [1.5, 5.0],
      "args": ["--benchmarks=fillseq", "--sync=1", "--value_size=1048576", "--num=2000",
@@ -125,7 +133,7 @@ class Run:
         if os.path.exists(img):
             return True
         for argv in (["create", img] + s.get("create", ["--preset", "small"]),
-                     ["mkfs", img]):
+                     ["mkfs", img] + s.get("mkfs", [])):
             p = subprocess.run([self.zonelab] + argv, capture_output=True, text=True)
             if p.returncode != 0:
                 self.fail("%s: %s: %s" % (s["name"], argv[0], p.stderr[-400:]))

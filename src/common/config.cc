@@ -10,6 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "common/schedulers.h"
 #include "common/text_input.h"
 #include "common/units.h"
 
@@ -107,10 +108,13 @@ std::vector<Key> make_keys() {
   num("host.queue_depth", Kind::kCount, 1, 65536,
       "commands the device works on at once; more wait in its submission queue",
       ZL_NUM(host.queue_depth));
-  choice("host.scheduler", {"none", "mq-deadline", "zinc"},
-         "host I/O scheduler in front of the device: none (arrival order), mq-deadline (zone "
-         "write locking) or zinc (mq-deadline + throttled reset/finish, seed 003 3.2)",
-         ZL_TEXT(host.scheduler));
+  std::string scheduler_help = "host I/O scheduler in front of the device: ";
+  for (size_t i = 0; i < schedulers().size(); ++i) {
+    const SchedulerEntry& s = schedulers()[i];
+    if (i > 0) scheduler_help += i + 1 == schedulers().size() ? " or " : ", ";
+    scheduler_help += fmt::format("{} ({})", s.name, s.summary);
+  }
+  choice("host.scheduler", scheduler_names(), scheduler_help, ZL_TEXT(host.scheduler));
   num("host.deadline.read_expire", Kind::kTime, 1000, kTenSecondsNs * 6,
       "mq-deadline: a read waiting this long is served first",
       ZL_NUM(host.deadline_read_expire_ns));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace zonelab::fs {
 
@@ -19,18 +20,37 @@ uint64_t DeviceCounters::written_bytes() const {
   return total;
 }
 
-DeviceIo::DeviceIo(Stack& stack) : stack_(stack), info_(stack.info()) {}
+DeviceIo::DeviceIo(FsDevice& device) : device_(device), info_(device.info()) {}
 
 FsStatus DeviceIo::run(Command& command, IoKind kind, const char* what) {
-  // A virtual-time stack takes one caller at a time (each command runs the
+  // A device of one caller at a time (virtual time: each command runs the
   // simulation on the caller's thread); callers from several threads -- a
   // RocksDB opened on a file system fsck mounted -- take turns.
   std::unique_lock<std::mutex> turn;
-  if (!stack_.realtime()) turn = std::unique_lock(virtual_turn_mutex_);
-  if (!stack_.io().submit_wait(command)) {
+  if (!device_.concurrent()) turn = std::unique_lock(virtual_turn_mutex_);
+  if (!device_.submit_wait(command)) {
     return FsStatus(Code::kIoError, fmt::format("{} at LBA {}: the device takes no more commands",
                                                 what, command.slba));
   }
+  return check(command, kind, what);
+}
+
+FsStatus DeviceIo::run_all(std::span<Command* const> commands, IoKind kind, const char* what) {
+  std::unique_lock<std::mutex> turn;
+  if (!device_.concurrent()) turn = std::unique_lock(virtual_turn_mutex_);
+  if (!device_.submit_all(commands)) {
+    return FsStatus(Code::kIoError, fmt::format("{} at LBA {}: the device takes no more commands",
+                                                what, commands.front()->slba));
+  }
+  FsStatus first;
+  for (Command* c : commands) {
+    FsStatus ok = check(*c, kind, what);
+    if (!ok && first) first = ok;
+  }
+  return first;
+}
+
+FsStatus DeviceIo::check(const Command& command, IoKind kind, const char* what) {
   counters_.commands[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(latency_mutex_);
@@ -38,7 +58,7 @@ FsStatus DeviceIo::run(Command& command, IoKind kind, const char* what) {
   }
   if (command.status == Status::kSuccess) return {};
   counters_.failed.fetch_add(1, std::memory_order_relaxed);
-  std::string why = stack_.data_error();
+  std::string why = device_.data_error();
   return FsStatus(Code::kIoError,
                   fmt::format("{} at LBA {}: the device answered {}{}{}", what, command.slba,
                               status_name(command.status), why.empty() ? "" : ": ", why));
@@ -80,6 +100,58 @@ FsStatus DeviceIo::read(uint64_t lba, uint8_t* out, uint64_t blocks) {
     done += n;
   }
   counters_.read_bytes.fetch_add(blocks * block_bytes(), std::memory_order_relaxed);
+  return {};
+}
+
+FsStatus DeviceIo::batch(std::span<const IoPiece> pieces, Opcode opcode, IoKind kind,
+                         const char* what) {
+  // At most kBatchCommandsMax pieces in flight; each window's pieces go
+  // command by command, a round at a time.
+  for (size_t first = 0; first < pieces.size(); first += kBatchCommandsMax) {
+    const auto window = pieces.subspan(first, std::min(kBatchCommandsMax, pieces.size() - first));
+    const uint64_t chunk_blocks = kCommandBytesMax / block_bytes();
+    std::vector<Command> commands(window.size());
+    std::vector<Command*> round;
+    round.reserve(window.size());
+    for (uint64_t done = 0;; done += chunk_blocks) {
+      round.clear();
+      for (size_t i = 0; i < window.size(); ++i) {
+        const IoPiece& p = window[i];
+        if (done >= p.blocks) continue;
+        Command& c = commands[i];
+        c = Command{};
+        c.opcode = opcode;
+        c.slba = p.lba + done;
+        c.nlb = static_cast<uint32_t>(std::min(chunk_blocks, p.blocks - done));
+        c.data = p.data + done * block_bytes();
+        round.push_back(&c);
+      }
+      if (round.empty()) break;
+      if (FsStatus ok = run_all(round, kind, what); !ok) return ok;
+      if (opcode == Opcode::kWrite) {
+        writes_done_.fetch_add(round.size(), std::memory_order_acq_rel);
+      }
+    }
+  }
+  return {};
+}
+
+FsStatus DeviceIo::write_all(std::span<const IoPiece> pieces, WriteCause cause) {
+  if (FsStatus ok = batch(pieces, Opcode::kWrite, IoKind::kWrite, "write"); !ok) return ok;
+  for (const IoPiece& p : pieces) {
+    counters_.write_bytes[static_cast<size_t>(cause)].fetch_add(
+        p.blocks * block_bytes() - p.padding_bytes, std::memory_order_relaxed);
+    counters_.write_bytes[static_cast<size_t>(WriteCause::kPadding)].fetch_add(
+        p.padding_bytes, std::memory_order_relaxed);
+  }
+  return {};
+}
+
+FsStatus DeviceIo::read_all(std::span<const IoPiece> pieces) {
+  if (FsStatus ok = batch(pieces, Opcode::kRead, IoKind::kRead, "read"); !ok) return ok;
+  for (const IoPiece& p : pieces) {
+    counters_.read_bytes.fetch_add(p.blocks * block_bytes(), std::memory_order_relaxed);
+  }
   return {};
 }
 

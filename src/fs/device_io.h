@@ -1,19 +1,20 @@
-// The file system's view of the device: whole-block writes, reads, zone
-// resets and finishes through the stack's blocking interface (one command
-// at a time per caller; any number of callers in real time), and the zone
-// report through its thread-safe query. Every command the file system sends
-// is counted here by what it was for, with its modeled latency.
+// The file system's commands: whole-block writes, reads, zone resets and
+// finishes through its device (fs_device.h) -- one command at a time per
+// caller, or several pieces in flight at once (a striped file's writes and
+// reads) -- and the zone report. Every command the file system sends is
+// counted here by what it was for, with its modeled latency.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "common/histogram.h"
+#include "fs/fs_device.h"
 #include "fs/status.h"
-#include "stack/stack.h"
 
 namespace zonelab::fs {
 
@@ -36,12 +37,23 @@ struct DeviceCounters {
   uint64_t written_bytes() const;
 };
 
+// One stretch of a batch: `blocks` blocks at `lba`, from or into `data`;
+// `padding_bytes` of a write's are padding.
+struct IoPiece {
+  uint64_t lba = 0;
+  uint8_t* data = nullptr;
+  uint64_t blocks = 0;
+  uint64_t padding_bytes = 0;
+};
+
 class DeviceIo {
  public:
   // At most this much in one write or read command.
   static constexpr uint64_t kCommandBytesMax = 1 << 20;
+  // At most this many commands of a batch in flight at once.
+  static constexpr size_t kBatchCommandsMax = 64;
 
-  explicit DeviceIo(Stack& stack);
+  explicit DeviceIo(FsDevice& device);
 
   uint64_t block_bytes() const { return info_.lba_size_bytes; }
   uint32_t zone_count() const { return info_.zone_count; }
@@ -63,17 +75,27 @@ class DeviceIo {
   // device keeps what it acknowledges or nothing was written since the last
   // Flush.
   FsStatus flush();
-  ZoneDescriptor zone(uint32_t zone) const { return stack_.zone(zone); }
+  // Writes (reads) every piece with one command of each in flight at once,
+  // then the next (a piece longer than kCommandBytesMax takes several
+  // rounds). Written pieces start at their zone's write pointer and no two
+  // share a zone. On an error the pieces may be written in part.
+  FsStatus write_all(std::span<const IoPiece> pieces, WriteCause cause);
+  FsStatus read_all(std::span<const IoPiece> pieces);
+  ZoneDescriptor zone(uint32_t zone) const { return device_.zone(zone); }
 
   const DeviceCounters& counters() const { return counters_; }
   // Counters and latency percentiles as one JSON object.
   std::string counters_json() const;
-  Stack& stack() { return stack_; }
+  FsDevice& device() { return device_; }
 
  private:
   FsStatus run(Command& command, IoKind kind, const char* what);
+  // The commands at once; the first error found, in their order.
+  FsStatus run_all(std::span<Command* const> commands, IoKind kind, const char* what);
+  FsStatus check(const Command& command, IoKind kind, const char* what);
+  FsStatus batch(std::span<const IoPiece> pieces, Opcode opcode, IoKind kind, const char* what);
 
-  Stack& stack_;
+  FsDevice& device_;
   DeviceInfo info_;
   DeviceCounters counters_;
   // Writes completed, and of those the ones a completed Flush covers.

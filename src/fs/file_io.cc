@@ -74,6 +74,154 @@ FsStatus ZonedFs::write_blocks(WriterId writer, Lifetime lifetime, IoClass io_cl
   return {};
 }
 
+uint32_t ZonedFs::stripe_width_for(Lifetime lifetime, IoClass io_class) {
+  std::lock_guard lock(mutex_);
+  const PlacementRequest request{lifetime, io_class, false, {}};
+  const uint64_t unit = policy_->stripe_unit_bytes();
+  const uint32_t width = policy_->stripe_width(request);
+  if (width <= 1 || unit < io_.block_bytes()) return 1;
+  // Each slot holds a token; the log and the other writers need theirs.
+  return std::max<uint32_t>(1, std::min(width, zones_->limits().active / 2));
+}
+
+FsStatus ZonedFs::write_striped(WriterId writer, Lifetime lifetime, IoClass io_class,
+                                Stripe& stripe, const uint8_t* data, uint64_t blocks,
+                                uint64_t valid_bytes, WriteCause cause, const PlacedFn& placed) {
+  const uint64_t bs = io_.block_bytes();
+  ZL_ASSERT(blocks > 0 && valid_bytes <= blocks * bs && valid_bytes > (blocks - 1) * bs);
+  ZL_ASSERT(!stripe.slots.empty());
+  const uint64_t unit_blocks = std::max<uint64_t>(1, policy_->stripe_unit_bytes() / bs);
+  const uint32_t width = static_cast<uint32_t>(stripe.slots.size());
+  if (stripe.unit_left == 0) stripe.unit_left = unit_blocks;
+  uint64_t done = 0;
+  uint64_t valid_left = valid_bytes;
+  std::vector<uint32_t> held;
+  struct Piece {
+    uint32_t slot;
+    uint32_t zone;
+    uint64_t lba;
+    uint64_t offset;  // blocks into `data`
+    uint64_t blocks;
+  };
+  std::vector<Piece> pieces;
+  std::vector<IoPiece> io_pieces;
+  while (done < blocks) {
+    // The slots' zones, marked as being written (so not taken back).
+    auto held_zones = [&] {
+      held.clear();
+      for (const auto& z : stripe.slots) {
+        if (z) held.push_back(*z);
+      }
+    };
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& z : stripe.slots) {
+        if (z && zones_->holds(*z, writer) && zones_->zone(*z).room_lbas() > 0) {
+          zones_->zone(*z).writing = true;
+        } else {
+          z.reset();
+        }
+      }
+    }
+    // Empty slots take a zone if one can be had at once (in another group:
+    // the policy sees the stripe's zones); the stripe narrows otherwise.
+    for (auto& z : stripe.slots) {
+      if (z) continue;
+      held_zones();
+      auto taken = try_allocate_zone(writer, lifetime, io_class, held);
+      if (!taken) return taken.status();
+      z = *taken;
+    }
+    if (!stripe.slots[stripe.next]) {
+      // The next unit's slot has no zone: the next slot that has one, or --
+      // none at all -- a zone the usual way, waiting if it must.
+      uint32_t s = stripe.next;
+      for (uint32_t step = 1; step < width && !stripe.slots[s]; ++step) {
+        s = (stripe.next + step) % width;
+      }
+      if (!stripe.slots[s]) {
+        held_zones();
+        auto taken = allocate_zone(writer, lifetime, io_class, held, false);
+        if (!taken) return taken.status();
+        s = stripe.next;
+        stripe.slots[s] = *taken;
+      }
+      stripe.next = s;
+      stripe.unit_left = unit_blocks;
+    }
+    // The round: units in turn, one piece per slot, until the data ends, a
+    // slot comes round again, or a zone fills.
+    pieces.clear();
+    {
+      std::lock_guard lock(mutex_);
+      std::vector<bool> used(width, false);
+      uint64_t at = done;
+      while (at < blocks && !used[stripe.next]) {
+        const uint32_t s = stripe.next;
+        const DataZone& z = zones_->zone(*stripe.slots[s]);
+        ZL_ASSERT(z.writer == writer && z.writing && z.room_lbas() > 0);
+        const uint64_t n = std::min({blocks - at, stripe.unit_left, z.room_lbas()});
+        pieces.push_back(Piece{s, z.index, z.start_lba + z.wp_lbas, at, n});
+        used[s] = true;
+        at += n;
+        stripe.unit_left -= n;
+        if (stripe.unit_left == 0) {
+          stripe.unit_left = unit_blocks;
+          // The next slot holding a zone.
+          uint32_t next = s;
+          for (uint32_t step = 1; step <= width; ++step) {
+            next = (s + step) % width;
+            if (stripe.slots[next]) break;
+          }
+          stripe.next = next;
+        }
+        if (n == z.room_lbas()) break;  // the zone fills: the unit goes on in a new one
+      }
+    }
+    io_pieces.clear();
+    uint64_t round_valid = valid_left;
+    for (const Piece& p : pieces) {
+      const uint64_t valid = std::min(round_valid, p.blocks * bs);
+      round_valid -= valid;
+      io_pieces.push_back(IoPiece{p.lba, const_cast<uint8_t*>(data + p.offset * bs), p.blocks,
+                                  p.blocks * bs - valid});
+    }
+    const uint64_t started_ns = now_ns();
+    FsStatus written = io_.write_all(io_pieces, cause);
+    const uint64_t took_ns = now_ns() - started_ns;
+    std::lock_guard lock(mutex_);
+    for (auto& z : stripe.slots) {
+      if (z) zones_->zone(*z).writing = false;
+    }
+    changed_.notify_all();
+    if (!written) {
+      // Which pieces made it is not known: nothing of the round is
+      // recorded, and the slots' zones (written past what is recorded) go.
+      for (auto& z : stripe.slots) {
+        if (z) zones_->release(*z, false);
+        z.reset();
+      }
+      if (failure_.empty()) failure_ = written.message();
+      return written;
+    }
+    for (const Piece& p : pieces) {
+      DataZone& z = zones_->zone(p.zone);
+      z.wp_lbas += p.blocks;
+      const uint64_t valid = std::min(valid_left, p.blocks * bs);
+      valid_left -= valid;
+      policy_->on_io_complete(p.zone, true, p.blocks * bs, took_ns);
+      if (FsStatus ok = placed(Extent{p.zone, p.lba, valid}); !ok) return ok;
+      done += p.blocks;
+      if (z.room_lbas() == 0) {
+        zones_->release(p.zone, true);
+        policy_->on_zone_full(p.zone);
+        stripe.slots[p.slot].reset();
+      }
+    }
+  }
+  return {};
+}
+
 // --- writing -----------------------------------------------------------------
 
 WritableFile::WritableFile(ZonedFs& fs, FileId id, uint64_t size, Lifetime lifetime,
@@ -104,6 +252,7 @@ void WritableFile::set_hints(Lifetime lifetime, IoClass io_class) {
 
 FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
   if (closed_) return FsStatus(Code::kInvalid, "append to a closed file");
+  decide_stripe();
   const uint64_t total = bytes;
   while (bytes > 0) {
     uint64_t n = std::min(bytes, buffer_.size() - buffered_);
@@ -123,17 +272,35 @@ FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
   return {};
 }
 
+void WritableFile::decide_stripe() {
+  if (stripe_width_ != 0) return;
+  stripe_width_ = fs_.stripe_width_for(lifetime_, io_class_);
+  if (stripe_width_ <= 1) return;
+  stripe_.slots.resize(stripe_width_);
+  // A full stripe per write out, so that every slot has its unit.
+  const uint64_t bs = fs_.block_bytes();
+  const uint64_t stripe_bytes =
+      std::max(bs, fs_.policy().stripe_unit_bytes() / bs * bs) * stripe_width_;
+  if (stripe_bytes > buffer_.size()) buffer_.resize(stripe_bytes);
+}
+
 FsStatus WritableFile::write_out(uint64_t blocks, uint64_t valid_bytes) {
+  decide_stripe();
+  auto placed = [this](const Extent& e) {
+    fs_.counters_.data_written_bytes[static_cast<size_t>(io_class_)] +=
+        e.blocks(fs_.block_bytes()) * fs_.block_bytes();
+    Record r;
+    r.type = RecordType::kExtentAdded;
+    r.id = id_;
+    r.extent = e;
+    return fs_.apply_for_file(r, id_);
+  };
+  if (stripe_width_ > 1) {
+    return fs_.write_striped(id_, lifetime_, io_class_, stripe_, buffer_.data(), blocks,
+                             valid_bytes, WriteCause::kData, placed);
+  }
   return fs_.write_blocks(id_, lifetime_, io_class_, zone_, buffer_.data(), blocks, valid_bytes,
-                          WriteCause::kData, [this](const Extent& e) {
-                            fs_.counters_.data_written_bytes[static_cast<size_t>(io_class_)] +=
-                                e.blocks(fs_.block_bytes()) * fs_.block_bytes();
-                            Record r;
-                            r.type = RecordType::kExtentAdded;
-                            r.id = id_;
-                            r.extent = e;
-                            return fs_.apply_for_file(r, id_);
-                          });
+                          WriteCause::kData, placed);
 }
 
 FsStatus WritableFile::flush() {
@@ -202,6 +369,10 @@ FsStatus WritableFile::close() {
     fs_.release_zone(*zone_, id_);
     zone_.reset();
   }
+  for (auto& z : stripe_.slots) {
+    if (z) fs_.release_zone(*z, id_);
+    z.reset();
+  }
   {
     std::lock_guard lock(fs_.mutex_);
     fs_.buffered_.erase(id_);
@@ -210,7 +381,7 @@ FsStatus WritableFile::close() {
   if (!synced) return synced;
   // A file deleted while open frees its space now.
   if (FsStatus ok = fs_.reclaim(); !ok) return ok;
-  fs_.stack_.clock().poll();  // background work due in virtual time
+  fs_.device_.clock().poll();  // background work due in virtual time
   return {};
 }
 
@@ -258,6 +429,39 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
   FsStatus status;
   std::vector<uint8_t> bounce;
   uint64_t done = 0;
+  if (pieces.size() > 1 && fs_.policy_->parallel_reads()) {
+    // A striped file's pieces lie in several zones: all their reads at once
+    // (whole blocks straight into `out`, the rest through one bounce buffer).
+    std::vector<IoPiece> batch;
+    std::vector<uint64_t> bounce_at(pieces.size(), UINT64_MAX);
+    uint64_t bounce_bytes = 0;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      if (!(p.skip == 0 && p.bytes == p.blocks * bs)) {
+        bounce_at[i] = bounce_bytes;
+        bounce_bytes += p.blocks * bs;
+      }
+    }
+    bounce.resize(bounce_bytes);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      uint8_t* into = bounce_at[i] == UINT64_MAX ? out + done : bounce.data() + bounce_at[i];
+      batch.push_back(IoPiece{p.lba, into, p.blocks, 0});
+      done += p.bytes;
+    }
+    status = fs_.io_.read_all(batch);
+    if (status) {
+      done = 0;
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        const Piece& p = pieces[i];
+        if (bounce_at[i] != UINT64_MAX) {
+          std::memcpy(out + done, bounce.data() + bounce_at[i] + p.skip, p.bytes);
+        }
+        done += p.bytes;
+      }
+    }
+    pieces.clear();  // read
+  }
   for (const Piece& p : pieces) {
     if (p.skip == 0 && p.bytes == p.blocks * bs) {
       status = fs_.io_.read(p.lba, out + done, p.blocks);  // whole blocks: no copy

@@ -135,6 +135,48 @@ inline std::vector<uint8_t> read_file(ZonedFs& fs, const std::string& path) {
   return out;
 }
 
+// A device for the file system's tests: the stack's, with faults on
+// command -- the write commands after the first `writes_ok` answer a write
+// fault without reaching the device -- and a log of the batches it saw (how
+// many commands each had in flight together).
+class FaultDevice final : public FsDevice {
+ public:
+  explicit FaultDevice(Stack& stack) : inner_(stack) {}
+
+  uint64_t writes_ok = UINT64_MAX;
+  std::vector<size_t> batches;  // submit_all's sizes, in order
+  uint64_t writes = 0;          // write commands seen
+
+  const DeviceInfo& info() const override { return inner_.info(); }
+  bool stores_data() const override { return inner_.stores_data(); }
+  bool concurrent() const override { return inner_.concurrent(); }
+  Clock& clock() override { return inner_.clock(); }
+  ZoneDescriptor zone(uint32_t zone) const override { return inner_.zone(zone); }
+  bool submit_wait(Command& command) override {
+    if (fail(command)) return true;
+    return inner_.submit_wait(command);
+  }
+  bool submit_all(std::span<Command* const> commands) override {
+    batches.push_back(commands.size());
+    std::vector<Command*> pass;
+    for (Command* c : commands) {
+      if (!fail(*c)) pass.push_back(c);
+    }
+    return pass.empty() || inner_.submit_all(pass);
+  }
+  std::string data_error() const override { return inner_.data_error(); }
+  const Config* config() const override { return inner_.config(); }
+
+ private:
+  bool fail(Command& command) {
+    if (command.opcode != Opcode::kWrite) return false;
+    if (++writes <= writes_ok) return false;
+    command.status = Status::kWriteFault;
+    return true;
+  }
+  StackDevice inner_;
+};
+
 // A file's bytes, to compare an image before and after.
 inline std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

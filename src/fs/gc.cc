@@ -5,7 +5,9 @@
 // reset. See zoned_fs.h and docs/fs.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "fs/zoned_fs.h"
 
@@ -18,7 +20,47 @@ uint32_t ZonedFs::gc_target_zones() const {
 FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
   std::lock_guard gc(gc_mutex_);
   uint32_t emptied = 0;
-  for (uint32_t round = 0; round < zones_->count(); ++round) {
+  const uint32_t unit = policy_->gc_unit();
+  for (uint32_t round = 0; unit > 1 && round < zones_->count(); ++round) {
+    // Victims by the policy's order, as many as a stripe, while their live
+    // data fits the empty zones but one (all of it is copied before any
+    // victim is reset).
+    std::vector<uint32_t> victims;
+    {
+      std::lock_guard lock(mutex_);
+      if (FsStatus ok = check_writable(); !ok) return ok;
+      if (zones_->empty_count() >= free_zones) break;
+      const uint32_t empty = zones_->empty_count();
+      const uint64_t room =
+          empty > 1 ? uint64_t{empty - 1} * zones_->zones().front().capacity_lbas : 0;
+      uint64_t live = 0;
+      while (victims.size() < unit) {
+        std::optional<uint32_t> victim = policy_->gc_victim(*zones_);
+        if (!victim) break;
+        if (!zones_->is_data_zone(*victim) || zones_->zone(*victim).held() ||
+            zones_->zone(*victim).collecting) {
+          for (uint32_t v : victims) zones_->zone(v).collecting = false;
+          return FsStatus(Code::kInvalid,
+                          fmt::format("placement policy {} chose zone {} for garbage collection, "
+                                      "which is not free",
+                                      policy_->name(), *victim));
+        }
+        const uint64_t more = zones_->zone(*victim).live_blocks;
+        if (!victims.empty() && live + more > room) break;
+        live += more;
+        zones_->zone(*victim).collecting = true;
+        victims.push_back(*victim);
+      }
+    }
+    if (victims.empty()) break;
+    if (FsStatus ok = gc_zones(victims); !ok) {
+      std::lock_guard lock(mutex_);
+      for (uint32_t v : victims) zones_->zone(v).collecting = false;
+      return ok;
+    }
+    emptied += static_cast<uint32_t>(victims.size());
+  }
+  for (uint32_t round = 0; unit <= 1 && round < zones_->count(); ++round) {
     std::optional<uint32_t> victim;
     {
       std::lock_guard lock(mutex_);
@@ -101,6 +143,129 @@ FsStatus ZonedFs::gc_one_zone(uint32_t victim) {
   }
   if (dest) release_zone(*dest, kGcWriter);
   if (FsStatus ok = commit(); !ok) return ok;
+  return reset_victim(victim, copied);
+}
+
+FsStatus ZonedFs::gc_zones(const std::vector<uint32_t>& victims) {
+  struct Move {
+    FileId id;
+    Extent extent;
+    Lifetime lifetime;
+  };
+  std::vector<Move> moves;
+  std::map<uint32_t, uint64_t> copied;  // by victim
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, node] : meta_.files()) {
+      for (const Extent& e : node.extents) {
+        if (std::find(victims.begin(), victims.end(), e.zone) != victims.end()) {
+          moves.push_back(Move{id, e, node.lifetime});
+        }
+      }
+    }
+  }
+  // The copies of one lifetime go together (the policy places them by it).
+  std::stable_sort(moves.begin(), moves.end(),
+                   [](const Move& a, const Move& b) { return a.lifetime < b.lifetime; });
+  const uint64_t bs = io_.block_bytes();
+  const uint32_t width = static_cast<uint32_t>(victims.size());
+  const uint64_t batch_bytes_max = std::max<uint64_t>(bs, policy_->stripe_unit_bytes()) * width * 4;
+  Stripe stripe;
+  std::optional<Lifetime> stripe_lifetime;
+  auto let_go = [&] {
+    for (auto& z : stripe.slots) {
+      if (z) release_zone(*z, kGcWriter);
+      z.reset();
+    }
+  };
+  std::vector<uint8_t> data;
+  std::vector<IoPiece> reads;
+  for (size_t first = 0; first < moves.size();) {
+    // A batch: moves of one lifetime, up to batch_bytes_max, read at once.
+    size_t last = first;
+    uint64_t blocks = 0;
+    while (last < moves.size() && moves[last].lifetime == moves[first].lifetime &&
+           (last == first || (blocks + moves[last].extent.blocks(bs)) * bs <= batch_bytes_max)) {
+      blocks += moves[last].extent.blocks(bs);
+      ++last;
+    }
+    data.resize(blocks * bs);
+    reads.clear();
+    uint64_t at = 0;
+    for (size_t i = first; i < last; ++i) {
+      const uint64_t n = moves[i].extent.blocks(bs);
+      reads.push_back(IoPiece{moves[i].extent.lba, data.data() + at * bs, n, 0});
+      at += n;
+    }
+    // The victims are ours (collecting): read without pins.
+    if (FsStatus ok = io_.read_all(reads); !ok) return fail(ok);
+    if (stripe_lifetime != moves[first].lifetime) {
+      let_go();
+      stripe = Stripe{};
+      stripe.slots.resize(width);
+      stripe_lifetime = moves[first].lifetime;
+    }
+    // Until the moves are recorded no file holds the copies: their zones
+    // are pinned (see gc_one_zone).
+    std::vector<Extent> pieces;
+    FsStatus written =
+        write_striped(kGcWriter, moves[first].lifetime, IoClass::kOther, stripe, data.data(),
+                      blocks, blocks * bs, WriteCause::kGc, [&](const Extent& e) {
+                        pieces.push_back(e);
+                        pin({e});
+                        return FsStatus();
+                      });
+    std::lock_guard lock(mutex_);
+    unpin(pieces);
+    if (!written) {
+      // write_striped let the stripe's zones go.
+      return written;
+    }
+    // The pieces, cut back into each move's extents.
+    size_t p = 0;
+    uint64_t used = 0;  // blocks of pieces[p] given out
+    for (size_t i = first; i < last; ++i) {
+      const Move& m = moves[i];
+      uint64_t need = m.extent.blocks(bs);
+      uint64_t length = m.extent.length;
+      std::vector<Extent> parts;
+      while (need > 0) {
+        const Extent& piece = pieces.at(p);
+        const uint64_t n = std::min(need, piece.blocks(bs) - used);
+        const uint64_t bytes = std::min(length, n * bs);
+        parts.push_back(Extent{piece.zone, piece.lba + used, bytes});
+        length -= bytes;
+        need -= n;
+        used += n;
+        if (used == piece.blocks(bs)) {
+          ++p;
+          used = 0;
+        }
+      }
+      const FileNode* node = meta_.file(m.id);
+      if (node == nullptr ||
+          std::find(node->extents.begin(), node->extents.end(), m.extent) == node->extents.end()) {
+        continue;  // the file went or changed meanwhile: the copy is garbage
+      }
+      Record r;
+      r.type = RecordType::kExtentMoved;
+      r.id = m.id;
+      r.extent = m.extent;
+      r.extents = std::move(parts);
+      if (FsStatus ok = apply_for_file(r, m.id); !ok) return ok;
+      copied[m.extent.zone] += m.extent.length;
+    }
+    first = last;
+  }
+  let_go();
+  if (FsStatus ok = commit(); !ok) return ok;
+  for (uint32_t victim : victims) {
+    if (FsStatus ok = reset_victim(victim, copied[victim]); !ok) return ok;
+  }
+  return {};
+}
+
+FsStatus ZonedFs::reset_victim(uint32_t victim, uint64_t copied) {
   {
     std::unique_lock lock(mutex_);
     ++counters_.gc_runs;
@@ -136,8 +301,8 @@ void ZonedFs::schedule_background_gc() {
   // Under mutex_: unmount() cancels the timer set here (and waits for one
   // running), and no timer is set once it has begun.
   if (unmounted_ || !failure_.empty()) return;
-  gc_timer_ = stack_.clock().add_timer(policy_->gc_period_ns(options_.gc_period_ns),
-                                       [this] { background_gc(); });
+  gc_timer_ = device_.clock().add_timer(policy_->gc_period_ns(options_.gc_period_ns),
+                                        [this] { background_gc(); });
 }
 
 void ZonedFs::background_gc() {

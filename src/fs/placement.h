@@ -8,6 +8,11 @@
 //   - place(): continue zone Z (written part way, nobody writing it), or
 //     open an empty zone -- then, once the core holds an active token for
 //     it, choose_empty() names which;
+//   - stripe_width(): stripe the file over up to k zones -- the writer then
+//     holds one zone per slot, each chosen by place()/choose_empty() with
+//     the stripe's other zones in the request (so a policy can put them in
+//     different groups), and writes stripe_unit_bytes() to each slot in
+//     turn, the slots' writes in flight at once;
 //   - finish_on_release(): a writer lets a zone go: finish it now?
 //   - garbage collection: how often it runs in the background, how many
 //     empty zones it keeps, and the victims, in order (copies go where
@@ -90,6 +95,8 @@ struct PlacementRequest {
   Lifetime lifetime = Lifetime::kNotSet;
   IoClass io_class = IoClass::kOther;
   bool for_gc = false;  // garbage collection's copies
+  // A striped writer's zones held by its other slots (empty otherwise).
+  std::span<const uint32_t> stripe;
 };
 
 // A policy's answer to place().
@@ -121,6 +128,17 @@ class PlacementPolicy {
   // active resource; the room left is lost.)
   virtual bool finish_on_release(const ZoneView& zone, uint32_t finish_threshold_pct) const = 0;
 
+  // Striping: how many zones a file of this kind is written over at once
+  // (1: one zone at a time, as ZenFS), in units of stripe_unit_bytes(); a
+  // narrower stripe is used when fewer zones can be had without waiting.
+  virtual uint32_t stripe_width(const PlacementRequest& /*request*/) const { return 1; }
+  virtual uint64_t stripe_unit_bytes() const { return 0; }
+  // A read that spans extents in several zones sends their reads at once.
+  virtual bool parallel_reads() const { return false; }
+  // Data zones the policy wants active at once when the device sets no
+  // limit (0: the file system's default, kActiveZonesDefault).
+  virtual uint32_t active_zones_wanted() const { return 0; }
+
   // Garbage collection. The background period (`mount_period_ns`: what the
   // mount asked for), the empty zones to keep (`gc_free_pct`: the
   // superblock's share), and the next victim: a free zone with garbage.
@@ -133,6 +151,10 @@ class PlacementPolicy {
   // collection, or a writer finding no empty zone, resets it.
   virtual bool reset_when_freed() const { return true; }
   virtual uint32_t gc_free_target(uint32_t data_zones, uint32_t gc_free_pct) const;
+  // Zones a collection empties together (seed 004 §IV-D: in units of a
+  // stripe): their live data is read several extents at once and copied
+  // over a stripe of that many zones. 1: one zone at a time.
+  virtual uint32_t gc_unit() const { return 1; }
   virtual std::optional<uint32_t> gc_victim(const ZoneTable& zones) const;
 
   // Events (under the file system's lock).

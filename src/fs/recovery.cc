@@ -78,6 +78,14 @@ FsStatus ZonedFs::recover() {
   }
   policy_ = std::move(*policy);
   zones_->set_groups(policy_->zone_groups());
+  if (io_.info().max_active == 0 && policy_->active_zones_wanted() > kActiveZonesDefault) {
+    // The device sets no limit and the policy stripes: as many as it wants.
+    ZoneLimits wanted = limits;
+    wanted.active = std::min(policy_->active_zones_wanted(), data_zones);
+    wanted.open =
+        io_.info().max_open == 0 ? wanted.active : std::min(wanted.active, io_.info().max_open - 1);
+    zones_->set_limits(wanted);
+  }
   counters_ = counters_of(meta_.counters());
   // Files a crash left without a name (open, deleted) are gone.
   std::vector<FileId> nameless;

@@ -26,6 +26,9 @@ namespace zonelab::fs {
 namespace {
 
 struct Options {
+  uint32_t stripe_width = 16;  // W (§IV-C: the maximum striping width)
+  bool stripe_width_given = false;
+  uint64_t stripe_unit_bytes = 192 << 10;
   bool isolation = true;
   bool minor_gc = true;
   uint64_t minor_gc_period_ns = 10'000'000'000;
@@ -77,6 +80,8 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
 
   std::map<std::string, std::string> describe() const override {
     return {
+        {"stripe_width", std::to_string(width())},
+        {"stripe_unit", format_size(o_.stripe_unit_bytes)},
         {"isolation", o_.isolation ? "on" : "off"},
         {"minor_gc", o_.minor_gc ? "on" : "off"},
         {"minor_gc_period", format_duration(o_.minor_gc_period_ns)},
@@ -90,12 +95,19 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
   Placement place(const ZoneTable& zones, const PlacementRequest& request) override {
     Placement out;
     std::optional<uint32_t> zone;
+    mark_stripe_groups(request);
     if (isolating(request)) {
       refresh_busy(zones);
       // Not in a group the other side of flush/compaction holds (a zone
-      // without a group, kNoGroup, is past every group).
+      // without a group, kNoGroup, is past every group), nor in one the
+      // stripe has.
       zone = zenfs_continue_zone(zones, request, [&](const ZoneView& z) {
-        return z.group >= busy_.size() || !busy_[z.group].busy_for(request.io_class, o_.isolation);
+        return z.group >= busy_.size() ||
+               (!busy_[z.group].busy_for(request.io_class, o_.isolation) && !in_stripe_[z.group]);
+      });
+    } else if (!request.stripe.empty() && !in_stripe_.empty()) {
+      zone = zenfs_continue_zone(zones, request, [&](const ZoneView& z) {
+        return z.group >= in_stripe_.size() || !in_stripe_[z.group];
       });
     } else {
       zone = zenfs_continue_zone(zones, request);
@@ -112,6 +124,7 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
     const uint32_t n = zones.size();
     if (groups_.empty() || map_.groups == 0) return next_empty_zone(zones, next_empty_);
     refresh_busy(zones);
+    mark_stripe_groups(request);
     // The first empty, free zone of each group, from the zone cursor on.
     std::vector<std::optional<uint32_t>> first(busy_.size());
     for (uint32_t step = 0; step < n; ++step) {
@@ -120,15 +133,18 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
       if (!z.empty() || !z.free() || z.group == kNoGroup || z.group >= first.size()) continue;
       if (!first[z.group]) first[z.group] = index;
     }
-    // Tiers: an idle group; a group only this class uses; any group.
+    // Tiers: an idle group; a group only this class uses; any group -- each
+    // outside the stripe's groups first (tiers 0-2), then in them (3-5).
     const IoClass mine = request.io_class;
-    for (int tier = 0; tier < 3; ++tier) {
+    for (int tier = 0; tier < 6; ++tier) {
       for (uint32_t step = 0; step < busy_.size(); ++step) {
         const uint32_t g = (next_group_ + step) % static_cast<uint32_t>(busy_.size());
         if (!first[g]) continue;
+        if ((tier < 3) == (g < in_stripe_.size() && in_stripe_[g])) continue;
         const GroupUse& use = busy_[g];
-        bool fits = tier == 2 || (tier == 0 && use.idle()) ||
-                    (tier == 1 && !use.busy_for(mine, o_.isolation));
+        const int t = tier % 3;
+        bool fits =
+            t == 2 || (t == 0 && use.idle()) || (t == 1 && !use.busy_for(mine, o_.isolation));
         if (!fits) continue;
         next_group_ = (g + 1) % static_cast<uint32_t>(busy_.size());
         const uint32_t index = *first[g];
@@ -137,6 +153,19 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
       }
     }
     return next_empty_zone(zones, next_empty_);  // only zones without a group are left
+  }
+
+  uint32_t stripe_width(const PlacementRequest& request) const override {
+    if (request.for_gc) return 1;
+    if (request.io_class != IoClass::kFlush && request.io_class != IoClass::kCompaction) return 1;
+    return width();
+  }
+  uint64_t stripe_unit_bytes() const override { return o_.stripe_unit_bytes; }
+  uint32_t gc_unit() const override { return width(); }
+  bool parallel_reads() const override { return width() > 1; }
+  uint32_t active_zones_wanted() const override {
+    // A flush and two compactions striped at once, the log, and collection.
+    return width() > 1 ? 3 * width() + 4 : 0;
   }
 
   bool finish_on_release(const ZoneView& zone, uint32_t finish_threshold_pct) const override {
@@ -177,6 +206,23 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
     }
   };
 
+  // The stripe width in effect: at most the groups the map has (1 without
+  // a map: zones of one group share their hardware, and striping over them
+  // gains nothing).
+  uint32_t width() const {
+    if (groups_.empty() || map_.groups < 2) return 1;
+    return std::min(o_.stripe_width, map_.groups);
+  }
+
+  void mark_stripe_groups(const PlacementRequest& request) {
+    in_stripe_.assign(map_.groups, false);
+    for (uint32_t zone : request.stripe) {
+      if (zone < groups_.size() && groups_[zone] < in_stripe_.size()) {
+        in_stripe_[groups_[zone]] = true;
+      }
+    }
+  }
+
   bool isolating(const PlacementRequest& request) const {
     return o_.isolation && !groups_.empty() && map_.groups > 1 && !request.for_gc &&
            (request.io_class == IoClass::kFlush || request.io_class == IoClass::kCompaction);
@@ -204,6 +250,7 @@ class ZenFsPlusPolicy final : public PlacementPolicy {
   IzgMap map_;
   std::vector<uint32_t> groups_;
   std::vector<GroupUse> busy_;
+  std::vector<bool> in_stripe_;  // groups the asking writer's stripe holds
   uint32_t next_empty_ = 0;
   uint32_t next_group_ = 0;
 };
@@ -217,7 +264,20 @@ FsResult<std::unique_ptr<PlacementPolicy>> make_zenfs_plus_policy(std::string_vi
   Options o;
   for (const auto& [key, value] : *pairs) {
     FsStatus ok;
-    if (key == "isolation") {
+    if (key == "stripe_width") {
+      ok = parse_number(key, value, 1, 1024, o.stripe_width);
+      o.stripe_width_given = true;
+    } else if (key == "stripe_unit") {
+      auto bytes = parse_size_bytes(value);
+      if (!bytes || *bytes < (4 << 10) || *bytes > (64 << 20) || *bytes % (4 << 10) != 0) {
+        ok = FsStatus(Code::kInvalid,
+                      fmt::format("policy option stripe_unit={}: a size from 4KiB to 64MiB, a "
+                                  "multiple of 4KiB",
+                                  value));
+      } else {
+        o.stripe_unit_bytes = *bytes;
+      }
+    } else if (key == "isolation") {
       ok = parse_switch(key, value, o.isolation);
     } else if (key == "minor_gc") {
       ok = parse_switch(key, value, o.minor_gc);
@@ -240,8 +300,9 @@ FsResult<std::unique_ptr<PlacementPolicy>> make_zenfs_plus_policy(std::string_vi
       o.izg = value;
     } else {
       ok = FsStatus(Code::kInvalid,
-                    fmt::format("policy zenfs+ has no option {} (it takes isolation, minor_gc, "
-                                "minor_gc_period, full_gc_trigger, threshold, samples)",
+                    fmt::format("policy zenfs+ has no option {} (it takes stripe_width, "
+                                "stripe_unit, isolation, minor_gc, minor_gc_period, "
+                                "full_gc_trigger, threshold, samples)",
                                 key));
     }
     if (!ok) return ok;
@@ -251,6 +312,12 @@ FsResult<std::unique_ptr<PlacementPolicy>> make_zenfs_plus_policy(std::string_vi
     auto decoded = IzgMap::decode(o.izg, context.zone_count);
     if (!decoded) return decoded.status();
     map = std::move(*decoded);
+    if (o.stripe_width_given && map.groups >= 2 && o.stripe_width > map.groups) {
+      return FsStatus(Code::kInvalid,
+                      fmt::format("policy option stripe_width={}: the device has {} independent "
+                                  "zone groups (the IZG map), so at most {}",
+                                  o.stripe_width, map.groups, map.groups));
+    }
   }
   return std::unique_ptr<PlacementPolicy>(
       std::make_unique<ZenFsPlusPolicy>(std::move(o), std::move(map)));

@@ -2,6 +2,7 @@
 // apart from compaction, its collections, and what it refuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "fs/fs_test_util.h"
@@ -62,7 +63,7 @@ TEST(ZenFsPlus, MkfsProbesAndStoresTheMapAMountGivesBack) {
 
 TEST(ZenFsPlus, AFlushTakesAGroupNoCompactionHolds) {
   TestImage image(grouped_config());
-  Mounted m = fresh(image, plus_options());
+  Mounted m = fresh(image, plus_options("stripe_width=1"));
   ASSERT_NE(m.fs, nullptr);
   const auto& groups = m.fs->policy().zone_groups();
   // Compactions write and keep their files open (their zones held).
@@ -84,6 +85,137 @@ TEST(ZenFsPlus, AFlushTakesAGroupNoCompactionHolds) {
     EXPECT_EQ(compaction_groups.count(groups[zone_of(*m.fs, path)]), 0u) << path;
   }
   for (auto& f : compactions) ASSERT_TRUE(f->close().is_ok());
+}
+
+// The groups of a file's extents, in file order.
+std::vector<uint32_t> extent_groups(ZonedFs& fs, const std::string& path) {
+  auto st = fs.stat(path);
+  EXPECT_TRUE(st.ok());
+  std::vector<uint32_t> out;
+  const auto& groups = fs.policy().zone_groups();
+  for (const Extent& e : st->extents) out.push_back(groups.at(e.zone));
+  return out;
+}
+
+TEST(ZenFsPlus, AFlushIsStripedOverZonesOfDifferentGroupsAndReadsBackWhole) {
+  TestImage image(grouped_config());
+  Mounted m = fresh(image, plus_options("stripe_width=4,stripe_unit=16KiB"));
+  ASSERT_NE(m.fs, nullptr);
+  EXPECT_EQ(m.fs->policy().describe().at("stripe_width"), "4");
+  // Appends of odd sizes with a sync between them (a padded block).
+  const auto data = pattern_bytes(7, 300'001);
+  auto f = m.fs->open_write("/l0", {Lifetime::kMedium, IoClass::kFlush});
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->append(data.data(), 100'003).is_ok());
+  ASSERT_TRUE((*f)->sync().is_ok());
+  ASSERT_TRUE((*f)->append(data.data() + 100'003, data.size() - 100'003).is_ok());
+  ASSERT_TRUE((*f)->close().is_ok());
+  const std::vector<uint32_t> groups = extent_groups(*m.fs, "/l0");
+  ASSERT_GE(groups.size(), 8u);
+  // The first four units went to four groups; the file lies in four.
+  EXPECT_EQ(std::set<uint32_t>(groups.begin(), groups.begin() + 4).size(), 4u);
+  EXPECT_EQ(std::set<uint32_t>(groups.begin(), groups.end()).size(), 4u);
+  EXPECT_EQ(read_file(*m.fs, "/l0"), data);
+  {
+    // Reads at offsets that cut units and blocks.
+    auto r = m.fs->open_read("/l0");
+    ASSERT_TRUE(r.ok());
+    for (uint64_t offset : {1ull, 16383ull, 16384ull, 65537ull, 299'000ull}) {
+      std::vector<uint8_t> got(40'000);
+      auto n = (*r)->read(offset, got.size(), got.data());
+      ASSERT_TRUE(n.ok());
+      got.resize(*n);
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin() + static_cast<long>(offset)))
+          << offset;
+    }
+  }
+  // A compaction's output is striped too; the log is not.
+  write_file(*m.fs, "/sst", pattern_bytes(8, 200'000), {Lifetime::kLong, IoClass::kCompaction});
+  const auto sst = extent_groups(*m.fs, "/sst");
+  EXPECT_EQ(std::set<uint32_t>(sst.begin(), sst.end()).size(), 4u);
+  // Written in one go: unit after unit, the four groups in turn.
+  ASSERT_GE(sst.size(), 12u);
+  for (size_t i = 4; i < sst.size(); ++i) EXPECT_EQ(sst[i], sst[i - 4]) << i;
+  write_file(*m.fs, "/wal", pattern_bytes(9, 200'000), {Lifetime::kShort, IoClass::kWal});
+  const auto wal = extent_groups(*m.fs, "/wal");
+  EXPECT_EQ(std::set<uint32_t>(wal.begin(), wal.end()).size(), 1u);
+  ASSERT_TRUE(m.fs->unmount().is_ok());
+  m.fs.reset();
+  m.stack.reset();
+  Mounted again = mount(image);
+  ASSERT_NE(again.fs, nullptr);
+  EXPECT_EQ(read_file(*again.fs, "/l0"), data);
+}
+
+TEST(ZenFsPlus, AStripesWritesAreInFlightTogether) {
+  // The same file, striped over four groups and written one zone at a
+  // time: in device time the stripe takes well under half as long.
+  uint64_t took[2] = {};
+  for (int striped = 0; striped < 2; ++striped) {
+    TestImage image(grouped_config());
+    auto stack = image.open();
+    ASSERT_TRUE(ZonedFs::mkfs(*stack, plus_options(striped ? "stripe_width=4,stripe_unit=16KiB"
+                                                           : "stripe_width=1"))
+                    .is_ok());
+    FaultDevice device(*stack);
+    auto fs = ZonedFs::mount(device);
+    ASSERT_TRUE(fs.ok());
+    const uint64_t start = stack->clock().now_ns();
+    write_file(**fs, "/l0", pattern_bytes(3, 1 << 20), {Lifetime::kMedium, IoClass::kFlush});
+    took[striped] = stack->clock().now_ns() - start;
+    if (striped) {
+      // One batch of four pieces per round at least.
+      EXPECT_NE(std::find(device.batches.begin(), device.batches.end(), 4u), device.batches.end());
+    } else {
+      EXPECT_TRUE(device.batches.empty());
+    }
+    ASSERT_TRUE((*fs)->unmount().is_ok());
+  }
+  EXPECT_LT(took[1] * 2, took[0]) << took[1] << " ns striped, " << took[0] << " ns not";
+}
+
+TEST(ZenFsPlus, AWriteFaultInAStripeLeavesASyncedPrefix) {
+  TestImage image(grouped_config());
+  const auto data = pattern_bytes(4, 400'000);
+  {
+    auto stack = image.open();
+    ASSERT_TRUE(ZonedFs::mkfs(*stack, plus_options("stripe_width=4,stripe_unit=16KiB")).is_ok());
+    FaultDevice device(*stack);
+    auto fs = ZonedFs::mount(device);
+    ASSERT_TRUE(fs.ok());
+    auto f = (*fs)->open_write("/l0", {Lifetime::kMedium, IoClass::kFlush});
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->append(data.data(), 100'000).is_ok());
+    ASSERT_TRUE((*f)->sync().is_ok());
+    // Two more writes reach the device, then every write faults: a round
+    // of the stripe in part.
+    device.writes_ok = device.writes + 2;
+    ASSERT_TRUE((*f)->append(data.data() + 100'000, 300'000).is_ok());
+    EXPECT_FALSE((*f)->sync().is_ok());
+    (void)(*f)->close();
+    (void)(*fs)->unmount();
+  }
+  Mounted m = mount(image);
+  ASSERT_NE(m.fs, nullptr);
+  const std::vector<uint8_t> got = read_file(*m.fs, "/l0");
+  ASSERT_GE(got.size(), 100'000u);
+  ASSERT_LE(got.size(), data.size());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin())) << "a prefix of what was written";
+  EXPECT_TRUE(m.fs->fsck(false).clean());
+}
+
+TEST(ZenFsPlus, StripeOptionsOutOfBoundsAreRefused) {
+  TestImage image(grouped_config());
+  auto stack = image.open();
+  for (const char* bad : {"stripe_width=9", "stripe_width=0", "stripe_unit=1000", "stripe_unit=0",
+                          "stripe_width=x"}) {
+    FsStatus made = ZonedFs::mkfs(*stack, plus_options(bad));
+    EXPECT_EQ(made.code(), Code::kInvalid) << bad;
+    EXPECT_NE(made.message().find(std::string(bad).substr(0, 11)), std::string::npos)
+        << made.message();
+  }
+  // Eight groups take a stripe of eight.
+  EXPECT_TRUE(ZonedFs::mkfs(*stack, plus_options("stripe_width=8")).is_ok());
 }
 
 TEST(ZenFsPlus, ZenFsPlacesAFlushWhereverRoundRobinSays) {
@@ -120,6 +252,54 @@ TEST(ZenFsPlus, DeadZonesWaitForTheMinorCollection) {
   ASSERT_TRUE(m.fs->reclaim().is_ok());
   EXPECT_EQ(m.fs->space().reclaimable_bytes, 0u);
   EXPECT_GE(m.fs->counters().zones_reset_without_copy, 1u);
+}
+
+TEST(ZenFsPlus, CollectsGarbageInUnitsOfAStripe) {
+  // Striped tables, half of them removed: a collection empties several
+  // zones together, copies the live half over zones of several groups,
+  // and every file left reads back whole, before and after a remount.
+  TestImage image(grouped_config());
+  Mounted m = fresh(image, plus_options("stripe_width=4,stripe_unit=16KiB,full_gc_trigger=0"));
+  ASSERT_NE(m.fs, nullptr);
+  std::vector<std::string> kept;
+  for (int i = 0; i < 24; ++i) {
+    const std::string path = "/t" + std::to_string(i);
+    write_file(*m.fs, path, pattern_bytes(100 + i, 96'000 + 777 * i),
+               {Lifetime::kLong, IoClass::kCompaction});
+    if (i % 2 == 0) kept.push_back(path);
+  }
+  for (int i = 1; i < 24; i += 2) ASSERT_TRUE(m.fs->remove("/t" + std::to_string(i)).is_ok());
+  const uint32_t empty_before = m.fs->space().empty_zones;
+  auto emptied = m.fs->collect_garbage(m.fs->space().data_zones);
+  ASSERT_TRUE(emptied.ok()) << emptied.status().message();
+  EXPECT_GE(*emptied, 4u);
+  const FsCounters c = m.fs->counters();
+  EXPECT_GT(c.gc_copied_bytes, 0u);
+  EXPECT_GT(m.fs->space().empty_zones, empty_before);
+  // The copies of one file lie in several groups (a stripe of copies).
+  bool spread = false;
+  for (const std::string& path : kept) {
+    auto st = m.fs->stat(path);
+    ASSERT_TRUE(st.ok());
+    std::set<uint32_t> groups;
+    for (const Extent& e : st->extents) groups.insert(m.fs->policy().zone_groups().at(e.zone));
+    spread = spread || groups.size() > 1;
+  }
+  EXPECT_TRUE(spread);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const int n = std::stoi(kept[i].substr(2));
+    EXPECT_EQ(read_file(*m.fs, kept[i]), pattern_bytes(100 + n, 96'000 + 777 * n)) << kept[i];
+  }
+  EXPECT_TRUE(m.fs->fsck(false).clean());
+  ASSERT_TRUE(m.fs->unmount().is_ok());
+  m.fs.reset();
+  m.stack.reset();
+  Mounted again = mount(image);
+  ASSERT_NE(again.fs, nullptr);
+  for (const std::string& path : kept) {
+    const int n = std::stoi(path.substr(2));
+    EXPECT_EQ(read_file(*again.fs, path), pattern_bytes(100 + n, 96'000 + 777 * n)) << path;
+  }
 }
 
 TEST(ZenFsPlus, RefusesWhatItCannotUseAndLeavesTheDeviceAsItWas) {

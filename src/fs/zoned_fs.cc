@@ -158,10 +158,10 @@ namespace {
 
 // The policy mkfs stores: made from its options, with the IZG map the probe
 // finds when the policy wants one and none was given.
-FsResult<std::unique_ptr<PlacementPolicy>> make_policy_for_mkfs(Stack& stack,
+FsResult<std::unique_ptr<PlacementPolicy>> make_policy_for_mkfs(FsDevice& device,
                                                                 const MkfsOptions& options,
                                                                 MkfsReport& out) {
-  const PolicyContext context{stack.info().zone_count, options.meta_zones};
+  const PolicyContext context{device.info().zone_count, options.meta_zones};
   auto policy = make_placement_policy(options.policy, options.policy_options, context);
   if (!policy) return policy.status();
   std::optional<ProbeRequest> wanted = (*policy)->probe_request();
@@ -169,7 +169,14 @@ FsResult<std::unique_ptr<PlacementPolicy>> make_policy_for_mkfs(Stack& stack,
   IzgProbeOptions probe;
   probe.threshold_pct = wanted->threshold_pct;
   probe.samples = wanted->samples;
-  auto found = probe_izg_of(stack.config(), probe);
+  if (device.config() == nullptr) {
+    out.warnings.push_back(fmt::format(
+        "the device gives no configuration to probe: policy {} places as zenfs does, with its "
+        "garbage collection",
+        options.policy));
+    return policy;
+  }
+  auto found = probe_izg_of(*device.config(), probe);
   if (!found) return found.status();
   out.probe = *found;
   if (found->all_interfere) {
@@ -197,10 +204,15 @@ FsResult<std::unique_ptr<PlacementPolicy>> make_policy_for_mkfs(Stack& stack,
 }  // namespace
 
 FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options, MkfsReport* report) {
+  StackDevice device(stack);
+  return mkfs(device, options, report);
+}
+
+FsStatus ZonedFs::mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport* report) {
   MkfsReport scratch;
   MkfsReport& out = report != nullptr ? *report : scratch;
-  DeviceIo io(stack);
-  if (FsStatus ok = check_mkfs_options(options, io.info(), stack.stores_data()); !ok) return ok;
+  DeviceIo io(device);
+  if (FsStatus ok = check_mkfs_options(options, io.info(), device.stores_data()); !ok) return ok;
   if (!options.force) {
     auto found = Journal::recover(io);
     if (found.ok()) {
@@ -220,7 +232,7 @@ FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options, MkfsReport* rep
   // The policy (and the probe it may run, which leaves the zones as it
   // found them) before anything changes: a refusal leaves the device as it
   // was.
-  auto policy = make_policy_for_mkfs(stack, options, out);
+  auto policy = make_policy_for_mkfs(device, options, out);
   if (!policy) return policy.status();
   Superblock sb;
   sb.uuid = make_uuid(options.uuid_seed);
@@ -250,8 +262,8 @@ FsStatus ZonedFs::mkfs(Stack& stack, const MkfsOptions& options, MkfsReport* rep
   return Journal::format(io, sb, {policy_record});
 }
 
-ZonedFs::ZonedFs(Stack& stack, const MountOptions& options)
-    : stack_(stack), io_(stack), options_(options) {}
+ZonedFs::ZonedFs(FsDevice& device, std::unique_ptr<FsDevice> owned, const MountOptions& options)
+    : owned_device_(std::move(owned)), device_(device), io_(device), options_(options) {}
 
 ZonedFs::~ZonedFs() {
   ZL_ASSERT(handles_ == 0 && "every file is closed before the file system goes");
@@ -260,7 +272,20 @@ ZonedFs::~ZonedFs() {
 
 FsResult<std::unique_ptr<ZonedFs>> ZonedFs::mount(Stack& stack, const MountOptions& options) {
   if (FsStatus ok = check_mount_options(options); !ok) return ok;
-  auto fs = std::unique_ptr<ZonedFs>(new ZonedFs(stack, options));
+  auto owned = std::make_unique<StackDevice>(stack);
+  FsDevice& device = *owned;
+  return mount_on(device, std::move(owned), options);
+}
+
+FsResult<std::unique_ptr<ZonedFs>> ZonedFs::mount(FsDevice& device, const MountOptions& options) {
+  return mount_on(device, nullptr, options);
+}
+
+FsResult<std::unique_ptr<ZonedFs>> ZonedFs::mount_on(FsDevice& device,
+                                                     std::unique_ptr<FsDevice> owned,
+                                                     const MountOptions& options) {
+  if (FsStatus ok = check_mount_options(options); !ok) return ok;
+  auto fs = std::unique_ptr<ZonedFs>(new ZonedFs(device, std::move(owned), options));
   if (FsStatus ok = fs->recover(); !ok) {
     fs->unmounted_ = true;
     return ok;
@@ -288,7 +313,7 @@ FsStatus ZonedFs::unmount() {
       gc_timer_ = 0;
     }
     if (timer == 0) break;
-    stack_.clock().cancel(timer);
+    device_.clock().cancel(timer);
   }
   // A collection under way finishes first.
   std::lock_guard gc(gc_mutex_);
@@ -315,7 +340,7 @@ void ZonedFs::record_counters_locked() {
   ZL_ASSERT(applied.is_ok());
 }
 
-uint64_t ZonedFs::now_ns() const { return stack_.clock().now_ns(); }
+uint64_t ZonedFs::now_ns() const { return device_.clock().now_ns(); }
 
 FsStatus ZonedFs::fail(FsStatus status) {
   std::lock_guard lock(mutex_);
@@ -427,7 +452,29 @@ FsStatus ZonedFs::reset_free_zones() {
   return {};
 }
 
-FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, IoClass io_class) {
+FsResult<std::optional<uint32_t>> ZonedFs::try_allocate_zone(WriterId writer, Lifetime lifetime,
+                                                             IoClass io_class,
+                                                             std::span<const uint32_t> stripe) {
+  using Kind = ZoneManager::Allocation::Kind;
+  ZoneManager::Allocation a;
+  {
+    std::lock_guard lock(mutex_);
+    if (FsStatus ok = check_writable(); !ok) return ok;
+    a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe);
+    if (a.kind == Kind::kFinish) {
+      zones_->zone(a.zone).collecting = false;  // not ours to finish: nobody waits here
+      changed_.notify_all();
+    }
+    if (a.kind != Kind::kZone) return std::optional<uint32_t>();
+    mark_taken_locked(a.zone, writer, false);
+  }
+  auto taken = commit_taken(a.zone);
+  if (!taken) return taken.status();
+  return std::optional<uint32_t>(*taken);
+}
+
+FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, IoClass io_class,
+                                          std::span<const uint32_t> stripe, bool gives_tail) {
   using Kind = ZoneManager::Allocation::Kind;
   const bool for_gc = writer == kGcWriter;
   bool waited = false;
@@ -439,14 +486,14 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     {
       std::unique_lock lock(mutex_);
       if (FsStatus ok = check_writable(); !ok) return ok;
-      a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc);
+      a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe);
       if (a.kind == Kind::kZone) {
-        mark_taken_locked(a.zone, writer);
+        mark_taken_locked(a.zone, writer, gives_tail);
       } else if (a.kind == Kind::kWait) {
         // Every token is in use by a writer that is writing: in real time
         // wait for one to be let go; a single caller in virtual time would
         // wait forever.
-        if (!stack_.realtime()) {
+        if (!device_.concurrent()) {
           return FsStatus(Code::kBusy,
                           fmt::format("all {} open and {} active zone tokens are held by files "
                                       "being written; close a file first",
@@ -510,7 +557,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     // for a change, within a bound.
     std::unique_lock lock(mutex_);
     if (zones_->empty_count() > before) continue;  // freed meanwhile, by a collection
-    if (stack_.realtime() && zones_->busy_elsewhere(writer) &&
+    if (device_.concurrent() && zones_->busy_elsewhere(writer) &&
         std::chrono::steady_clock::now() < no_space_deadline) {
       changed_.wait_for(lock, std::chrono::milliseconds(20));
       continue;
@@ -520,7 +567,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     std::optional<uint32_t> any = zones_->take_any_room(writer, lifetime, io_class);
     if (!any) break;
     ++counters_.last_resort_placements;
-    mark_taken_locked(*any, writer);
+    mark_taken_locked(*any, writer, gives_tail);
     lock.unlock();
     return commit_taken(*any);
   }
@@ -534,16 +581,18 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
                   space.reclaimable_bytes, options_.gc ? "" : "; garbage collection is off"));
 }
 
-void ZonedFs::mark_taken_locked(uint32_t zone, WriterId writer) {
+void ZonedFs::mark_taken_locked(uint32_t zone, WriterId writer, bool gives_tail) {
   DataZone& z = zones_->zone(zone);
   z.writing = true;
   // Recorded before the first write: recovery gives the blocks the writer
-  // puts here past its last record to it, and to nobody else.
+  // puts here past its last record to it, and to nobody else (to nobody at
+  // all for a striped writer, whose unrecorded blocks lie in several zones
+  // in an order the device does not keep).
   Record taken;
   taken.type = RecordType::kZoneTaken;
   taken.zone = zone;
   const FileNode* node = writer == kGcWriter ? nullptr : meta_.file(writer);
-  taken.id = node != nullptr && node->nlink != 0 ? writer : 0;
+  taken.id = gives_tail && node != nullptr && node->nlink != 0 ? writer : 0;
   taken.lba = z.start_lba + z.wp_lbas;
   FsStatus applied = apply_locked(taken);
   ZL_ASSERT(applied.is_ok());

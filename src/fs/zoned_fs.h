@@ -33,10 +33,12 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "fs/device_io.h"
+#include "fs/fs_device.h"
 #include "fs/izg.h"
 #include "fs/journal.h"
 #include "fs/metadata.h"
@@ -175,9 +177,13 @@ class ZonedFs {
   ZonedFs(const ZonedFs&) = delete;
   ZonedFs& operator=(const ZonedFs&) = delete;
 
-  // Makes an empty file system on the stack's device.
+  // Makes an empty file system on the device (a stack's, or any FsDevice).
+  static FsStatus mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport* report = nullptr);
   static FsStatus mkfs(Stack& stack, const MkfsOptions& options, MkfsReport* report = nullptr);
-  // Recovers the file system on the stack's device and makes it usable.
+  // Recovers the file system on the device and makes it usable. The device
+  // must outlive the file system.
+  static FsResult<std::unique_ptr<ZonedFs>> mount(FsDevice& device,
+                                                  const MountOptions& options = {});
   static FsResult<std::unique_ptr<ZonedFs>> mount(Stack& stack, const MountOptions& options = {});
 
   // Commits what is pending and stops background work. Every file must be
@@ -268,7 +274,10 @@ class ZonedFs {
   friend class WritableFile;
   friend class ReadableFile;
 
-  ZonedFs(Stack& stack, const MountOptions& options);
+  ZonedFs(FsDevice& device, std::unique_ptr<FsDevice> owned, const MountOptions& options);
+  static FsResult<std::unique_ptr<ZonedFs>> mount_on(FsDevice& device,
+                                                     std::unique_ptr<FsDevice> owned,
+                                                     const MountOptions& options);
   FsStatus recover();
   // The tails of files a crash left being written (see the top of this
   // file), as extent-added records; under mutex_.
@@ -320,19 +329,45 @@ class ZonedFs {
   // with room, marked as being written, and durably recorded as the
   // writer's (may finish a zone, reset zones, collect garbage or wait to
   // find one). Not under mutex_.
-  FsResult<uint32_t> allocate_zone(WriterId writer, Lifetime lifetime, IoClass io_class);
+  // `stripe`: the zones a striped writer holds for its other slots; such a
+  // writer's zones are recorded as nobody's (`gives_tail` false), so that
+  // recovery never gives a stripe's blocks past the last record back out
+  // of order.
+  FsResult<uint32_t> allocate_zone(WriterId writer, Lifetime lifetime, IoClass io_class,
+                                   std::span<const uint32_t> stripe = {}, bool gives_tail = true);
+  // One attempt that neither waits, finishes, resets nor collects: a zone
+  // for a stripe slot, or none.
+  FsResult<std::optional<uint32_t>> try_allocate_zone(WriterId writer, Lifetime lifetime,
+                                                      IoClass io_class,
+                                                      std::span<const uint32_t> stripe);
   // Writes `blocks` blocks (of which `valid_bytes` are the file's, the rest
   // padding) for `writer` into its zone(s), calling `placed` (under mutex_)
   // with each extent written. `zone` is the writer's current zone, if any,
   // and is updated. Not under mutex_.
   using PlacedFn = std::function<FsStatus(const Extent&)>;
+  // A striped writer (placement.h, stripe_width): the zone each slot holds,
+  // the slot the next unit goes to and what is left of that unit.
+  struct Stripe {
+    std::vector<std::optional<uint32_t>> slots;
+    uint32_t next = 0;
+    uint64_t unit_left = 0;  // blocks
+  };
+  // As write_blocks, over the stripe's slots: each round writes one piece
+  // into each slot's zone, all in flight at once, and records the extents
+  // in file order once every piece has completed -- so the journal never
+  // holds a later unit without the earlier ones.
+  FsStatus write_striped(WriterId writer, Lifetime lifetime, IoClass io_class, Stripe& stripe,
+                         const uint8_t* data, uint64_t blocks, uint64_t valid_bytes,
+                         WriteCause cause, const PlacedFn& placed);
+  // The stripe width the policy gives a writer of this kind.
+  uint32_t stripe_width_for(Lifetime lifetime, IoClass io_class);
   FsStatus write_blocks(WriterId writer, Lifetime lifetime, IoClass io_class,
                         std::optional<uint32_t>& zone, const uint8_t* data, uint64_t blocks,
                         uint64_t valid_bytes, WriteCause cause, const PlacedFn& placed);
   // The zone is `writer`'s, being written, and a zone-taken record for it
   // applied (under mutex_); then that record made durable, or the zone let
   // go (not under mutex_).
-  void mark_taken_locked(uint32_t zone, WriterId writer);
+  void mark_taken_locked(uint32_t zone, WriterId writer, bool gives_tail = true);
   FsResult<uint32_t> commit_taken(uint32_t zone);
   // A writer lets go of its zone (finishing it if the policy says so). Not
   // under mutex_.
@@ -344,12 +379,19 @@ class ZonedFs {
   void release_file(FileId id);  // a handle closed
 
   FsStatus gc_one_zone(uint32_t victim);
+  // A policy's collection in units of a stripe (gc_unit() > 1): the
+  // victims' live extents are read several at once and copied over a
+  // stripe of zones in different groups, then the victims are reset.
+  FsStatus gc_zones(const std::vector<uint32_t>& victims);
+  // Resets a victim once its records are durable and its readers gone.
+  FsStatus reset_victim(uint32_t victim, uint64_t copied);
   // Sets the next background collection (under mutex_).
   void schedule_background_gc();
   void background_gc();
   uint32_t gc_target_zones() const;
 
-  Stack& stack_;
+  std::unique_ptr<FsDevice> owned_device_;  // the stack's, when mounted from one
+  FsDevice& device_;
   DeviceIo io_;
   MountOptions options_;
   Superblock superblock_;
@@ -405,6 +447,9 @@ class WritableFile {
   // Writes the first `blocks` blocks of the buffer (`valid_bytes` of them
   // the file's).
   FsStatus write_out(uint64_t blocks, uint64_t valid_bytes);
+  // At the first write: the stripe width the policy gives this file (its
+  // hints are set by then), and a buffer of a whole stripe.
+  void decide_stripe();
 
   ZonedFs& fs_;
   FileId id_;
@@ -414,6 +459,10 @@ class WritableFile {
   std::vector<uint8_t> buffer_;
   uint64_t buffered_ = 0;
   std::optional<uint32_t> zone_;
+  // Striped files: the width, decided at the first write (0: not yet; 1:
+  // not striped), and the slots.
+  uint32_t stripe_width_ = 0;
+  ZonedFs::Stripe stripe_;
   bool closed_ = false;
 };
 

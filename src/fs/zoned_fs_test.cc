@@ -749,7 +749,8 @@ TEST(ZonedFs, ATornRollFallsBackToTheOlderMetadataZone) {
   {
     // A roll cut off half way: zone 1 holds a header's first block only.
     auto stack = image.open();
-    DeviceIo io(*stack);
+    StackDevice stack_device(*stack);
+    DeviceIo io(stack_device);
     Superblock sb;
     sb.block_bytes = kBs;
     sb.zone_size_lbas = io.zone_size_lbas();
@@ -820,7 +821,8 @@ TEST(ZonedFs, NoReadableHeaderIsNoFileSystem) {
   }
   {
     auto stack = image.open();
-    DeviceIo io(*stack);
+    StackDevice stack_device(*stack);
+    DeviceIo io(stack_device);
     for (uint32_t z = 0; z < 2; ++z) {
       if (io.zone(z).state != ZoneState::kEmpty) {
         ASSERT_TRUE(io.reset(z).is_ok());
@@ -846,7 +848,8 @@ TEST(ZonedFs, ADamagedHeaderIsDamageAndMkfsWillNotWriteOverIt) {
   {
     // The header's magic stays, a byte of its superblock changes.
     auto stack = image.open();
-    DeviceIo io(*stack);
+    StackDevice stack_device(*stack);
+    DeviceIo io(stack_device);
     std::vector<uint8_t> block(kBs);
     ASSERT_TRUE(io.read(io.zone_start(0), block.data(), 1).is_ok());
     block[40] ^= 0xff;
@@ -878,7 +881,8 @@ TEST(ZonedFs, FsckFindsDataTheDeviceNoLongerHoldsAndRepairs) {
   {
     // The zone is reset behind the file system's back.
     auto stack = image.open();
-    DeviceIo io(*stack);
+    StackDevice stack_device(*stack);
+    DeviceIo io(stack_device);
     ASSERT_TRUE(io.reset(zone).is_ok());
   }
   {

@@ -89,7 +89,8 @@ void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass 
 
 ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime lifetime,
                                               IoClass io_class, WriterId writer,
-                                              bool keep_empty_for_gc) {
+                                              bool keep_empty_for_gc,
+                                              std::span<const uint32_t> stripe) {
   ZL_ASSERT(writer != kNoWriter);
   Allocation out;
   // The log and garbage collection may use the last token of each kind.
@@ -100,7 +101,7 @@ ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime 
   if (held_count() >= open_cap && !revoke_idle(writer, false)) return out;  // kWait
   if (held_count() >= open_cap) return out;
 
-  const PlacementRequest request{lifetime, io_class, writer == kGcWriter};
+  const PlacementRequest request{lifetime, io_class, writer == kGcWriter, stripe};
   Placement placement = policy.place(*this, request);
   if (placement.kind == Placement::Kind::kContinue) {
     DataZone& z = zone(placement.zone);

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "fs/metadata.h"
@@ -114,8 +115,9 @@ class ZoneManager final : public ZoneTable {
   // and garbage collection may use the tokens kept back; with
   // `keep_empty_for_gc` only garbage collection takes the last empty zone,
   // so that it can always move a zone's live data out and free it.
+  // `stripe`: the zones a striped writer holds for its other slots.
   Allocation allocate(PlacementPolicy& policy, Lifetime lifetime, IoClass io_class, WriterId writer,
-                      bool keep_empty_for_gc);
+                      bool keep_empty_for_gc, std::span<const uint32_t> stripe = {});
 
   // The last resort when no empty zone is left: the zone written part way
   // with the most room, whatever its data's lifetime -- one taken back from
@@ -143,6 +145,7 @@ class ZoneManager final : public ZoneTable {
   // Empty zones nobody holds.
   uint32_t empty_count() const;
   const ZoneLimits& limits() const { return limits_; }
+  void set_limits(ZoneLimits limits) { limits_ = limits; }
   uint64_t revocations() const { return revocations_; }
 
  private:

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "common/schedulers.h"
 #include "host/softfinish.h"
 #include "host/zinc.h"
 #include "zns/zns_device.h"
@@ -386,6 +387,25 @@ TEST(SoftFinish, PausesLengthenIt) {
 TEST(SoftFinish, ChunkMustBeAMultipleOfTheLbaSize) {
   Rig rig("none", {"host.softfinish.chunk=6000"});
   EXPECT_FALSE(SoftFinish::check(rig.config.host, rig.device->info()).ok());
+}
+
+TEST(Schedulers, EveryNameInTheTableIsMadeAndNamesItself) {
+  ASSERT_FALSE(schedulers().empty());
+  for (const SchedulerEntry& entry : schedulers()) {
+    Rig rig(std::string(entry.name));
+    auto made = make_scheduler(rig.config.host, rig.device->info());
+    ASSERT_TRUE(made.ok()) << entry.name;
+    EXPECT_EQ((*made)->name(), entry.name);
+  }
+  Config config = *preset_config("small");
+  config.host.scheduler = "bfq";
+  Simulator sim;
+  auto device = std::move(make_zns_device(config, sim)).value();
+  auto refused = make_scheduler(config.host, device->info());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), "host.scheduler 'bfq' is not one of none, mq-deadline, zinc");
+  EXPECT_FALSE(known_scheduler("bfq"));
+  EXPECT_EQ(scheduler_list(" or "), "none, mq-deadline or zinc");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/schedulers.h"
 #include "zonelab/config.h"
 
 namespace zonelab::rocksdb_plugin {
@@ -88,9 +89,9 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
     }
     o.time_scale = *scale;
   } else if (key == "scheduler") {
-    if (value != "none" && value != "mq-deadline" && value != "zinc") {
+    if (!known_scheduler(value)) {
       return Error{
-          fmt::format("zonelab:// URI: scheduler={}: none, mq-deadline or zinc", one_line(value))};
+          fmt::format("zonelab:// URI: scheduler={}: {}", one_line(value), scheduler_list(" or "))};
     }
     o.scheduler = std::string(value);
   } else if (key == "pacing") {

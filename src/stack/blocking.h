@@ -6,6 +6,8 @@
 // themselves.
 #pragma once
 
+#include <span>
+
 #include "zonelab/device.h"
 
 namespace zonelab {
@@ -19,6 +21,13 @@ class BlockingDevice {
   // False, with the command untouched, when the stack no longer takes
   // commands (it is closing).
   virtual bool submit_wait(Command& command) = 0;
+
+  // Submits every command at once -- all of them in flight together -- and
+  // returns once each has completed, with its status, result and times
+  // filled in. False when the stack no longer takes commands: those it
+  // refused are untouched (status kSuccess is not set on them; their
+  // `completed_ns` stays 0) and the others completed.
+  virtual bool submit_all(std::span<Command* const> commands) = 0;
 
   virtual const DeviceInfo& info() const = 0;
 };

@@ -45,10 +45,28 @@ class VirtualBlocking final : public BlockingDevice, private CompletionSink {
     return !powered_off_;
   }
 
+  bool submit_all(std::span<Command* const> commands) override {
+    if (refusing_) return false;
+    ZL_ASSERT(!busy_ && "a virtual-time stack takes one blocking caller at a time");
+    busy_ = true;
+    waiting_ = commands.size();
+    for (Command* c : commands) {
+      c->sink = this;
+      top_.submit(*c);
+    }
+    while (waiting_ > 0) ZL_ASSERT(sim_.step());
+    for (Command* c : commands) c->sink = nullptr;
+    busy_ = false;
+    return !powered_off_;
+  }
+
   const DeviceInfo& info() const override { return top_.info(); }
 
  private:
-  void on_complete(Command&) override { done_ = true; }
+  void on_complete(Command&) override {
+    done_ = true;
+    if (waiting_ > 0) --waiting_;
+  }
 
   Device& top_;
   Simulator& sim_;
@@ -56,6 +74,7 @@ class VirtualBlocking final : public BlockingDevice, private CompletionSink {
   const std::atomic<bool>& powered_off_;
   bool busy_ = false;
   bool done_ = false;
+  size_t waiting_ = 0;  // submit_all's commands not yet completed
 };
 
 class VirtualClock final : public Clock {
@@ -89,9 +108,45 @@ class RealtimeBlocking final : public BlockingDevice {
     // A completion after a power cut never reached the host.
     return !refusing_ && driver_.submit_sync(command) && !powered_off_;
   }
+  bool submit_all(std::span<Command* const> commands) override {
+    if (refusing_) return false;
+    Batch batch;
+    bool accepted = true;
+    for (Command* c : commands) {
+      c->sink = &batch;
+      {
+        std::lock_guard lock(batch.mutex);
+        ++batch.waiting;
+      }
+      if (!driver_.submit_async(*c)) {
+        c->sink = nullptr;
+        std::lock_guard lock(batch.mutex);
+        --batch.waiting;
+        accepted = false;
+      }
+    }
+    {
+      std::unique_lock lock(batch.mutex);
+      batch.done.wait(lock, [&] { return batch.waiting == 0; });
+    }
+    for (Command* c : commands) c->sink = nullptr;
+    return accepted && !powered_off_;
+  }
   const DeviceInfo& info() const override { return info_; }
 
  private:
+  // The commands of one submit_all: their completions (on the device
+  // thread) count down; the caller waits for the last.
+  struct Batch final : CompletionSink {
+    std::mutex mutex;
+    std::condition_variable done;
+    size_t waiting = 0;
+    void on_complete(Command&) override {
+      std::lock_guard lock(mutex);
+      if (--waiting == 0) done.notify_all();
+    }
+  };
+
   RealtimeDriver& driver_;
   const DeviceInfo& info_;
   const std::atomic<bool>& refusing_;

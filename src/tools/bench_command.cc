@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "common/schedulers.h"
 #include "common/units.h"
 #include "sim/realtime.h"
 #include "stack/stack_report.h"
@@ -277,9 +278,9 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   bench->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   bench
       ->add_option("--scheduler", o.scheduler,
-                   "host I/O scheduler in front of the device: none, mq-deadline or zinc "
-                   "(default: host.scheduler)")
-      ->check(CLI::IsMember({"none", "mq-deadline", "zinc"}));
+                   "host I/O scheduler in front of the device: " + scheduler_list(" or ") +
+                       " (default: host.scheduler)")
+      ->check(CLI::IsMember(scheduler_names()));
   bench->add_flag("--realtime", o.realtime,
                   "run paced to the wall clock (real-time driver) and report the completion error");
   bench->add_option_function<double>(

@@ -840,7 +840,8 @@ std::optional<std::string> file_system_format_destroys(const std::string& image)
   if ((*stack)->config().interface != "zns" || !(*stack)->info().uniform_zones()) {
     return std::nullopt;
   }
-  fs::DeviceIo io(**stack);
+  fs::StackDevice stack_device(**stack);
+  fs::DeviceIo io(stack_device);
   auto found = fs::Journal::recover(io);
   if (!found.ok() && found.status().code() == fs::Code::kNotFound) return std::nullopt;
   const std::string tail = "; format resets every zone and destroys it; --force to format anyway";

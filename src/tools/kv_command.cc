@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "common/schedulers.h"
 #include "common/units.h"
 #include "kv/runtime.h"
 #include "sim/realtime.h"
@@ -119,8 +120,8 @@ Result<std::string> image_uri(const KvCommandOptions& c, double time_scale) {
 
 std::optional<std::string> check_switches(const KvCommandOptions& c) {
   if (auto bad = choice_flag("--timing", c.timing, {"modeled", "off"})) return bad;
-  if (auto bad = choice_flag("--scheduler", c.scheduler, {"mq-deadline", "none", "zinc"})) {
-    return bad;
+  if (!known_scheduler(c.scheduler)) {
+    return flag_error("--scheduler", c.scheduler, "one of " + scheduler_list());
   }
   if (auto bad = choice_flag("--pacing", c.pacing, {"auto", "spin", "sleep"})) return bad;
   if (auto bad = choice_flag("--gc", c.gc, {"on", "off"})) return bad;
@@ -454,7 +455,7 @@ void add_kv_command(CLI::App& app, KvCommandOptions& o) {
   kv->add_option("--timing", o.timing, "modeled (default) or off (no device time)")
       ->type_name("MODE");
   kv->add_option("--scheduler", o.scheduler,
-                 "host I/O scheduler: mq-deadline (default), none, zinc")
+                 "host I/O scheduler: " + scheduler_list() + " (default: mq-deadline)")
       ->type_name("NAME");
   kv->add_option("--pacing", o.pacing,
                  "device thread: auto (default: spin with 4 or more processors), spin or sleep")

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "common/rng.h"
+#include "common/schedulers.h"
 #include "common/text_input.h"
 #include "common/units.h"
 #include "controller/modeled_device.h"
@@ -478,9 +479,9 @@ Outcome set_interference_option(InterferenceSpec& spec, std::string_view key,
     }
     spec.runtime_ns = *ns;
   } else if (key == "scheduler") {
-    if (value != "none" && value != "mq-deadline" && value != "zinc") {
-      return Error{
-          fmt::format("scheduler = '{}': expected none, mq-deadline or zinc", one_line(value, 64))};
+    if (!known_scheduler(value)) {
+      return Error{fmt::format("scheduler = '{}': expected {}", one_line(value, 64),
+                               scheduler_list(" or "))};
     }
     spec.scheduler = std::string(value);
   } else if (key == "realtime") {
