@@ -104,8 +104,8 @@ with tempfile.TemporaryDirectory() as out:
         f13 = by(rows(os.path.join(out, "fig13.csv")), "setup")
         check("fig13: full GC only and proactive", len(f13) == 2, str(list(f13)))
         for setup, points in f13.items():
-            put = [float(p["put_gib"]) for p in points]
-            copied = [float(p["copied_gib"]) for p in points]
+            put = [float(p["put_mib"]) for p in points]
+            copied = [float(p["copied_mib"]) for p in points]
             check(f"fig13: {setup}: put and copied bytes only grow",
                   put == sorted(put) and copied == sorted(copied) and put[0] > 0,
                   str(points))
