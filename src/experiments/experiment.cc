@@ -33,7 +33,7 @@ std::span<const ExperimentSet> experiment_sets() {
       confznspp_experiments(),       block_tax_experiments(),
       zinc_softfinish_experiments(), rocksdb_zns_vs_block_experiments(),
       flexzns_experiments(),         zn540_experiments(),
-      confzns_experiments(),
+      confzns_experiments(),         rocksdb_zenfsplus_experiments(),
   };
   return kSets;
 }

@@ -151,6 +151,9 @@ ExperimentSet zinc_softfinish_experiments();
 // Real RocksDB in real time: unlike the others, these runs read the wall
 // clock and vary a little from run to run.
 ExperimentSet rocksdb_zns_vs_block_experiments();
+// ZenFS+ against ZenFS under real RocksDB on seed 004's small-zone drive
+// (real time too).
+ExperimentSet rocksdb_zenfsplus_experiments();
 // FlexZNS zone formats and their parity, from the layout plan.
 ExperimentSet flexzns_experiments();
 // The ZN540 interference study of seed 003 (Fig. 2-4, 7, 8) on `zn540`.

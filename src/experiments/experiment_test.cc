@@ -30,6 +30,17 @@ TEST(ExperimentRegistry, ListsZn540WithItsMembers) {
   EXPECT_EQ(set->experiments.size(), 7u);
 }
 
+TEST(ExperimentRegistry, ListsRocksdbZenfsplusAsARealTimeSet) {
+  const ExperimentSet* set = find_experiment_set("rocksdb-zenfsplus");
+  ASSERT_NE(set, nullptr);
+  for (const char* name :
+       {"fig3", "fig8", "table1", "fig9", "fig11", "fig13", "table3", "largezone"}) {
+    EXPECT_NE(find_experiment(*set, name), nullptr) << name;
+  }
+  EXPECT_EQ(set->experiments.size(), 8u);
+  EXPECT_FALSE(set->deterministic);  // RocksDB on the wall clock
+}
+
 TEST(EmulatorFrontEnd, PutsBackTheEmulatorFlashWhateverTheDrivePresetProgramsInOneGo) {
   // zn540 programs a die's 96 KiB one-shot unit as its page; the
   // experiments that compare with the emulators (block-tax,

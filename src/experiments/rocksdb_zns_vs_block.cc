@@ -20,18 +20,16 @@
 // time (time scale 1) on this host, so these runs, unlike the other
 // experiments, read the wall clock and vary a little from run to run.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "experiments/experiment.h"
 #include "experiments/front_end.h"
+#include "experiments/kv_image.h"
 #include "fs/zoned_fs.h"
 #include "kv/runtime.h"
-#include "stack/stack.h"
 
 namespace zonelab {
 namespace {
@@ -97,57 +95,18 @@ std::vector<std::string> scaled_device(uint32_t blocks_per_plane) {
   return o;
 }
 
-// A device image of a setup in a directory of its own, with a file system.
-class Image {
- public:
-  static Result<Image> make(const Setup& setup, uint32_t blocks_per_plane,
-                            uint32_t finish_threshold_pct) {
-    std::vector<std::string> overrides = scaled_device(blocks_per_plane);
-    overrides.insert(overrides.end(), setup.overrides.begin(), setup.overrides.end());
-    auto config = preset_with("zn540", overrides);
-    if (!config) return Error{config.error()};
-    Image image;
-    std::error_code ec;
-    image.dir_ = std::filesystem::temp_directory_path(ec) /
-                 fmt::format("zonelab-rocksdb-experiment-{}-{}", ::getpid(), counter()++);
-    std::filesystem::create_directories(image.dir_, ec);
-    if (ec) return Error{fmt::format("{}: {}", image.dir_.string(), ec.message())};
-    image.path_ = (image.dir_ / "dev.img").string();
-    auto created = Stack::create_image(image.path_, *config, true);
-    if (!created) return Error{created.error()};
-    auto stack = Stack::open(image.path_);
-    if (!stack) return Error{stack.error()};
-    fs::MkfsOptions mkfs;
-    mkfs.uuid_seed = 1;
-    mkfs.finish_threshold_pct = finish_threshold_pct;
-    if (fs::FsStatus made = fs::ZonedFs::mkfs(**stack, mkfs); !made) {
-      return Error{fmt::format("{}: mkfs: {}", setup.name, made.message())};
-    }
-    Outcome closed = (*stack)->close();
-    if (!closed) return Error{closed.error()};
-    return image;
-  }
-  Image() = default;
-  Image(Image&& other) noexcept : dir_(std::move(other.dir_)), path_(std::move(other.path_)) {
-    other.dir_.clear();
-  }
-  Image& operator=(Image&&) = delete;
-  ~Image() {
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-  }
-  std::string uri() const {
-    return fmt::format("zonelab://{}?timing=modeled&scheduler=mq-deadline&stats=none", path_);
-  }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  std::filesystem::path dir_;
-  std::string path_;
-};
+// A device image of a setup, with a file system made at the finish threshold.
+Result<KvImage> make_image(const Setup& setup, uint32_t blocks_per_plane,
+                           uint32_t finish_threshold_pct) {
+  std::vector<std::string> overrides = scaled_device(blocks_per_plane);
+  overrides.insert(overrides.end(), setup.overrides.begin(), setup.overrides.end());
+  auto config = preset_with("zn540", overrides);
+  if (!config) return Error{config.error()};
+  fs::MkfsOptions mkfs;
+  mkfs.uuid_seed = 1;
+  mkfs.finish_threshold_pct = finish_threshold_pct;
+  return KvImage::make(*config, mkfs, setup.name);
+}
 
 // One phase of RocksDB on an image.
 struct PhaseSpec {
@@ -158,7 +117,7 @@ struct PhaseSpec {
   uint64_t write_rate_bytes_per_s = 0;
 };
 
-Result<kv::KvResult> run_phase(const Image& image, const Scale& scale, const PhaseSpec& p) {
+Result<kv::KvResult> run_phase(const KvImage& image, const Scale& scale, const PhaseSpec& p) {
   kv::KvOptions o;
   o.uri = image.uri();
   o.workload = kv::find_workload(p.workload);
@@ -208,7 +167,7 @@ Result<std::vector<SetupRun>> run_all(const RunOptions& options) {
   const Scale scale = scale_of(options);
   std::vector<SetupRun> runs;
   for (const Setup& setup : setups()) {
-    auto image = Image::make(setup, scale.blocks_per_plane, 0);
+    auto image = make_image(setup, scale.blocks_per_plane, 0);
     if (!image) return Error{image.error()};
     SetupRun run;
     run.name = setup.name;
@@ -439,7 +398,7 @@ Result<ExperimentResult> run_placement(const RunOptions& options) {
       Table({"setup", "finish_threshold_pct", "fs_write_amplification", "erases_per_gib_written",
              "zones_reset", "reset_without_copy_share", "gc_copied_bytes", "lost_bytes"});
   for (uint32_t threshold : {0u, 10u}) {
-    auto image = Image::make(setups()[0], scale.placement_blocks_per_plane, threshold);
+    auto image = make_image(setups()[0], scale.placement_blocks_per_plane, threshold);
     if (!image) return Error{image.error()};
     uint64_t erased = 0;
     uint64_t written = 0;

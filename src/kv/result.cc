@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fs/metadata.h"
@@ -50,6 +51,16 @@ Json phase_json(const KvPhase& phase) {
   Json series = Json::array();
   for (double rate : phase.ops_per_s_series) series.push_back(std::round(rate * 10) / 10);
   j["series"] = {{"interval_s", phase.interval_s}, {"ops_per_s", series}};
+  if (!phase.appended_bytes_series.empty()) {
+    Json wal = Json::array(), flush = Json::array(), compaction = Json::array();
+    for (const KvAppendedBytes& b : phase.appended_bytes_series) {
+      wal.push_back(b.wal);
+      flush.push_back(b.flush);
+      compaction.push_back(b.compaction);
+    }
+    j["series"]["appended_bytes"] = {{"wal", wal}, {"flush", flush}, {"compaction", compaction}};
+    j["series"]["flush_bandwidth_cv"] = std::round(phase.flush_bandwidth_cv() * 1e4) / 1e4;
+  }
   if (phase.interrupted) j["interrupted"] = true;
   return j;
 }
@@ -68,6 +79,23 @@ uint64_t KvPhase::ops() const {
   uint64_t sum = 0;
   for (const auto& s : by_type) sum += s.ops;
   return sum;
+}
+
+double KvPhase::flush_bandwidth_cv() const {
+  // The last interval is shorter unless the phase ended on a report.
+  size_t whole = std::min(appended_bytes_series.size(), ops_per_s_series.size());
+  if (whole > 0 && seconds < interval_s * static_cast<double>(whole) - 1e-9) --whole;
+  if (whole < 2) return 0;
+  double sum = 0;
+  for (size_t i = 0; i < whole; ++i) sum += static_cast<double>(appended_bytes_series[i].flush);
+  const double mean = sum / static_cast<double>(whole);
+  if (mean <= 0) return 0;
+  double squares = 0;
+  for (size_t i = 0; i < whole; ++i) {
+    double d = static_cast<double>(appended_bytes_series[i].flush) - mean;
+    squares += d * d;
+  }
+  return std::sqrt(squares / static_cast<double>(whole)) / mean;
 }
 
 uint64_t KvPhase::bytes() const {
@@ -97,6 +125,11 @@ std::optional<std::string> check_kv_options(const KvOptions& o) {
   if (o.key_bytes < kDbBenchKeyBytesMin || o.key_bytes > kKeyBytesMax) {
     return fmt::format("--key-size {}: from {} to {} bytes", o.key_bytes, kDbBenchKeyBytesMin,
                        kKeyBytesMax);
+  }
+  if (o.max_bytes_for_level_base != 0 && (o.max_bytes_for_level_base < kKvLevelBaseBytesMin ||
+                                          o.max_bytes_for_level_base > kKvLevelBaseBytesMax)) {
+    return fmt::format("--max-bytes-for-level-base {}: from {} to {} bytes",
+                       o.max_bytes_for_level_base, kKvLevelBaseBytesMin, kKvLevelBaseBytesMax);
   }
   if (!(o.report_interval_s >= kKvReportIntervalSecondsMin &&
         o.report_interval_s <= kKvReportIntervalSecondsMax)) {
@@ -136,6 +169,7 @@ Json kv_result_json(const KvOptions& o, const KvResult& r) {
   j["uri"] = o.uri;
   j["options"] = {{"write_buffer_size", o.write_buffer_bytes},
                   {"target_file_size_base", r.target_file_size_bytes},
+                  {"max_bytes_for_level_base", r.max_bytes_for_level_base},
                   {"max_background_jobs", o.max_background_jobs},
                   {"block_cache_size", o.block_cache_bytes},
                   {"compression", r.compression}};

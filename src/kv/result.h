@@ -31,6 +31,8 @@ inline constexpr uint64_t kKvWriteBufferBytesMin = 64 << 10;
 inline constexpr uint64_t kKvWriteBufferBytesMax = 4ULL << 30;
 inline constexpr uint64_t kKvTargetFileBytesMin = 64 << 10;
 inline constexpr uint64_t kKvTargetFileBytesMax = 64ULL << 30;
+inline constexpr uint64_t kKvLevelBaseBytesMin = 64 << 10;
+inline constexpr uint64_t kKvLevelBaseBytesMax = 64ULL << 30;
 inline constexpr uint32_t kKvBackgroundJobsMax = 64;
 inline constexpr uint64_t kKvWriteRateBytesPerSecondMax = 1ULL << 40;
 inline constexpr uint64_t kKvAckLogLinesMax = 100'000'000;
@@ -62,6 +64,7 @@ struct KvOptions {
   double report_interval_s = 1.0;
   uint64_t target_file_size_bytes = 0;  // 0: 90 % of a zone's capacity, in whole blocks
   uint64_t write_buffer_bytes = 64 << 20;
+  uint64_t max_bytes_for_level_base = 0;  // level 1's size; 0: RocksDB's (256 MiB)
   uint32_t max_background_jobs = 2;
   uint64_t block_cache_bytes = 8 << 20;
   // RocksDB's compaction_readahead_size: a compaction reads its inputs this
@@ -91,15 +94,32 @@ struct KvOpStats {
   void merge(const KvOpStats& other);
 };
 
+// What the file system's files were given in one report interval, by the
+// class of the file (fs/metadata.h IoClass): the write-ahead log, flushes
+// (level-0 tables) and compactions.
+struct KvAppendedBytes {
+  uint64_t wal = 0;
+  uint64_t flush = 0;
+  uint64_t compaction = 0;
+};
+
 struct KvPhase {
   std::string name;  // load, run or verify
   double seconds = 0;
   std::array<KvOpStats, kOpTypeCount> by_type;
   double interval_s = 1.0;
   std::vector<double> ops_per_s_series;  // one per report interval (the last may be shorter)
-  bool interrupted = false;              // KvOptions::stop ended it early
+  // The same intervals: bytes appended to files of each class in each, from
+  // the file system's counters (whatever wrote them: the operations, the
+  // background flushes and compactions).
+  std::vector<KvAppendedBytes> appended_bytes_series;
+  bool interrupted = false;  // KvOptions::stop ended it early
   uint64_t ops() const;
   uint64_t bytes() const;
+  // The coefficient of variation (standard deviation / mean) of the flush
+  // bytes per interval, over the whole intervals (the last, shorter one
+  // left out); 0 with fewer than two of them or no flush at all.
+  double flush_bandwidth_cv() const;
 };
 
 struct KvVerify {
@@ -123,6 +143,7 @@ struct KvResult {
   std::optional<KvVerify> verify;
   uint64_t records = 0;  // YCSB: records the DB holds at the end
   uint64_t target_file_size_bytes = 0;
+  uint64_t max_bytes_for_level_base = 0;  // as RocksDB ran with it
   std::string compression;
   nlohmann::ordered_json rocksdb;  // RocksDB's statistics that matter
   nlohmann::ordered_json session;  // Session::stats_json without the zones

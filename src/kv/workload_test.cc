@@ -36,8 +36,9 @@ TEST(KvWorkloadTable, HoldsDbBenchAndYcsbAToFOnce) {
     for (double share : s.proportions) sum += share;
     EXPECT_NEAR(sum, 1.0, 1e-12) << s.name;
   }
-  for (const char* name : {"fillseq", "fillrandom", "overwrite", "readrandom", "readwhilewriting",
-                           "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f", "verify"}) {
+  for (const char* name :
+       {"fillseq", "fillrandom", "overwrite", "readrandom", "updaterandom", "readwhilewriting",
+        "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f", "verify"}) {
     EXPECT_TRUE(names.count(name)) << name;
   }
   EXPECT_EQ(find_workload("ycsb-g"), nullptr);

@@ -24,7 +24,9 @@
 #include <thread>
 
 #include "fs/metadata.h"
+#include "fs/zoned_fs.h"
 #include "rocksdb/registry.h"
+#include "zonelab/assert.h"
 #include "zonelab/result.h"
 
 namespace zonelab::rocksdb_plugin {
@@ -155,6 +157,8 @@ rdb::Options db_options(const KvOptions& o, rdb::Env* env, uint64_t target_file_
   options.statistics = rdb::CreateDBStatistics();
   options.write_buffer_size = o.write_buffer_bytes;
   options.target_file_size_base = target_file_bytes;
+  if (o.max_bytes_for_level_base != 0)
+    options.max_bytes_for_level_base = o.max_bytes_for_level_base;
   options.max_background_jobs = static_cast<int>(o.max_background_jobs);
   options.compression = default_compression();
   rdb::BlockBasedTableOptions table;
@@ -181,6 +185,7 @@ std::optional<OpenDb> open_db(const KvOptions& o, KvResult& result) {
                                       ? o.target_file_size_bytes
                                       : default_target_file_bytes(*open.zonelab_fs);
   open.options = db_options(o, open.env.get(), result.target_file_size_bytes);
+  result.max_bytes_for_level_base = open.options.max_bytes_for_level_base;
   result.compression = compression_name(open.options.compression);
   if (o.fresh) {
     rdb::Status destroyed = rdb::DestroyDB(o.db_dir, open.options);
@@ -255,12 +260,22 @@ struct PhaseControl {
 using OpStatsArray = std::array<KvOpStats, kOpTypeCount>;
 using WorkerFn = std::function<void(uint32_t thread, OpStatsArray& stats)>;
 
-// The report clock of a phase: the series of ops/s, progress lines.
+// The bytes files of each class were given so far (the file system's
+// counters, cumulative since mkfs).
+KvAppendedBytes appended_so_far(const fs::ZonedFs& fs) {
+  const fs::FsCounters c = fs.counters();
+  auto of = [&c](fs::IoClass io_class) { return c.appended_bytes[static_cast<size_t>(io_class)]; };
+  return {of(fs::IoClass::kWal), of(fs::IoClass::kFlush), of(fs::IoClass::kCompaction)};
+}
+
+// The report clock of a phase: the series of ops/s and of the bytes
+// appended by class, progress lines.
 class Reporter {
  public:
-  Reporter(const KvOptions& o, std::string_view phase, KvPhase& out)
-      : o_(o), phase_(phase), out_(out), start_(Clock::now()) {
+  Reporter(const KvOptions& o, std::string_view phase, KvPhase& out, const fs::ZonedFs& fs)
+      : o_(o), phase_(phase), out_(out), fs_(fs), start_(Clock::now()) {
     out_.interval_s = o.report_interval_s;
+    last_appended_ = appended_so_far(fs_);
   }
   Clock::time_point next_report() const {
     return start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
@@ -269,6 +284,7 @@ class Reporter {
   void report(uint64_t done) {
     double rate = static_cast<double>(done - last_done_) / o_.report_interval_s;
     out_.ops_per_s_series.push_back(rate);
+    push_appended();
     last_done_ = done;
     ++reports_;
     if (o_.progress) o_.progress({phase_, seconds_since(start_), done, rate});
@@ -277,30 +293,42 @@ class Reporter {
     double tail_s = seconds_since(start_) - o_.report_interval_s * static_cast<double>(reports_);
     if (tail_s > 1e-3 && done > last_done_) {
       out_.ops_per_s_series.push_back(static_cast<double>(done - last_done_) / tail_s);
+      push_appended();
     }
     out_.seconds = seconds_since(start_);
+    ZL_ASSERT(out_.appended_bytes_series.size() == out_.ops_per_s_series.size());
   }
   Clock::time_point start() const { return start_; }
 
  private:
+  void push_appended() {
+    const KvAppendedBytes now = appended_so_far(fs_);
+    out_.appended_bytes_series.push_back({now.wal - last_appended_.wal,
+                                          now.flush - last_appended_.flush,
+                                          now.compaction - last_appended_.compaction});
+    last_appended_ = now;
+  }
+
   const KvOptions& o_;
   std::string_view phase_;
   KvPhase& out_;
+  const fs::ZonedFs& fs_;
   Clock::time_point start_;
   uint64_t reports_ = 0;
   uint64_t last_done_ = 0;
+  KvAppendedBytes last_appended_;
 };
 
 // Runs `threads` workers (and a background worker beside them, which stops
 // once they are done) while this thread keeps the report clock and the
 // deadline.
-KvPhase run_phase(const KvOptions& o, std::string_view name, PhaseControl& control,
-                  uint32_t threads, const WorkerFn& worker, double duration_s,
-                  const WorkerFn* background) {
+KvPhase run_phase(const KvOptions& o, const fs::ZonedFs& fs, std::string_view name,
+                  PhaseControl& control, uint32_t threads, const WorkerFn& worker,
+                  double duration_s, const WorkerFn* background) {
   KvPhase phase;
   phase.name = std::string(name);
   std::vector<OpStatsArray> stats(threads + 1);
-  Reporter reporter(o, name, phase);
+  Reporter reporter(o, name, phase, fs);
   control.running = threads;
   std::vector<std::thread> pool;
   for (uint32_t t = 0; t < threads; ++t) {
@@ -357,6 +385,7 @@ KvPhase run_phase(const KvOptions& o, std::string_view name, PhaseControl& contr
 struct RunContext {
   const KvOptions& o;
   rdb::DB& db;
+  const fs::ZonedFs& fs;  // the file system under the DB (its counters)
   WorkloadFamily family;
   AckLog* ack = nullptr;
   InsertCounter* inserts = nullptr;
@@ -529,7 +558,7 @@ KvPhase run_workload(const KvOptions& o, RunContext& c, PhaseControl& control, u
       }
     }
   };
-  return run_phase(o, "run", control, o.threads, worker, o.duration_s,
+  return run_phase(o, c.fs, "run", control, o.threads, worker, o.duration_s,
                    spec.background_writer ? &writer : nullptr);
 }
 
@@ -546,7 +575,7 @@ KvPhase load_records(const KvOptions& o, RunContext& c, PhaseControl& control, u
       control.done.fetch_add(1, std::memory_order_relaxed);
     }
   };
-  return run_phase(o, "load", control, o.threads, worker, 0, nullptr);
+  return run_phase(o, c.fs, "load", control, o.threads, worker, 0, nullptr);
 }
 
 KvPhase verify_keys(const KvOptions& o, RunContext& c, PhaseControl& control,
@@ -567,7 +596,7 @@ KvPhase verify_keys(const KvOptions& o, RunContext& c, PhaseControl& control,
       control.done.fetch_add(1, std::memory_order_relaxed);
     }
   };
-  KvPhase phase = run_phase(o, "verify", control, o.threads, worker, 0, nullptr);
+  KvPhase phase = run_phase(o, c.fs, "verify", control, o.threads, worker, 0, nullptr);
   verify = {keys.size(), found.load(), missing.load(), wrong.load()};
   return phase;
 }
@@ -653,7 +682,8 @@ bool take_host_inputs(const KvOptions& o, HostInputs& in, KvResult& result) {
 }
 
 void run_phases(const KvOptions& o, OpenDb& open, HostInputs& in, KvResult& result) {
-  RunContext c{o, *open.db, o.workload->family, nullptr, nullptr, rdb::WriteOptions()};
+  const fs::ZonedFs& fs = open.zonelab_fs->session().fs();
+  RunContext c{o, *open.db, fs, o.workload->family, nullptr, nullptr, rdb::WriteOptions()};
   c.write_options.sync = o.sync;
   c.write_options.disableWAL = o.disable_wal;
   c.ack = in.ack_open ? &in.ack : nullptr;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -90,6 +91,69 @@ TEST(KvRunner, FillseqThenReadrandomFindsEveryKey) {
   EXPECT_EQ(reads.latency_ns.count(), 2000u);
   // A zone's capacity is 48 MiB: tables get 90 % of it.
   EXPECT_EQ(r.target_file_size_bytes, (48ull << 20) * 9 / 10 / 4096 * 4096);
+}
+
+TEST(KvRunner, EachReportIntervalHasTheBytesAppendedByClass) {
+  KvImage image;
+  KvOptions o = image.options("fillrandom", 20'000);
+  o.value_bytes = 400;
+  o.report_interval_s = kKvReportIntervalSecondsMin;
+  KvResult r = run_kv(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  const KvPhase& run = r.phases.back();
+  ASSERT_FALSE(run.ops_per_s_series.empty());
+  ASSERT_EQ(run.appended_bytes_series.size(), run.ops_per_s_series.size());
+  uint64_t wal = 0, flush = 0, compaction = 0;
+  for (const KvAppendedBytes& b : run.appended_bytes_series) {
+    wal += b.wal;
+    flush += b.flush;
+    compaction += b.compaction;
+  }
+  EXPECT_GE(wal, 20'000u * 400);  // every write's value went through the log
+  EXPECT_GT(flush, 0u);           // 64 KiB memtables
+  // Within what the file system counted since mkfs (the DB's open and close
+  // write outside the phase).
+  const auto& by_class = r.session["fs"]["files"]["by_class"];
+  EXPECT_LE(wal, by_class["wal"]["appended_bytes"].get<uint64_t>());
+  EXPECT_LE(flush, by_class["flush"]["appended_bytes"].get<uint64_t>());
+  EXPECT_LE(compaction, by_class["compaction"]["appended_bytes"].get<uint64_t>());
+  EXPECT_GE(run.flush_bandwidth_cv(), 0.0);
+
+  nlohmann::ordered_json j = kv_result_json(o, r);
+  const auto& series = j["run"]["series"];
+  EXPECT_EQ(series["ops_per_s"].size(), run.ops_per_s_series.size());
+  for (const char* io_class : {"wal", "flush", "compaction"}) {
+    EXPECT_EQ(series["appended_bytes"][io_class].size(), run.ops_per_s_series.size()) << io_class;
+  }
+  EXPECT_EQ(series["appended_bytes"]["flush"][0].get<uint64_t>(),
+            run.appended_bytes_series[0].flush);
+  EXPECT_TRUE(series["flush_bandwidth_cv"].is_number());
+}
+
+TEST(KvPhase, FlushBandwidthCvIsOverWholeIntervals) {
+  KvPhase phase;
+  phase.interval_s = 1;
+  phase.seconds = 3.5;  // three whole intervals and half of one
+  phase.ops_per_s_series = {1, 1, 1, 1};
+  phase.appended_bytes_series = {{0, 100, 0}, {0, 300, 0}, {0, 200, 0}, {0, 5000, 0}};
+  // mean 200, standard deviation sqrt((100^2 + 100^2 + 0) / 3)
+  EXPECT_NEAR(phase.flush_bandwidth_cv(), std::sqrt(20000.0 / 3) / 200, 1e-12);
+  phase.appended_bytes_series = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  EXPECT_EQ(phase.flush_bandwidth_cv(), 0.0);  // no flush
+  phase.seconds = 1.2;
+  phase.ops_per_s_series = {1, 1};
+  phase.appended_bytes_series = {{0, 10, 0}, {0, 20, 0}};
+  EXPECT_EQ(phase.flush_bandwidth_cv(), 0.0);  // one whole interval
+}
+
+TEST(KvRunner, UpdaterandomReadsAndWritesBackEveryKey) {
+  KvImage image;
+  ASSERT_TRUE(run_kv(image.options("fillseq", 1000)).ok());
+  KvResult r = run_kv(image.options("updaterandom", 1000));
+  ASSERT_TRUE(r.ok()) << r.error;
+  const KvOpStats& rmw = stats_of(r.phases.back(), OpType::kReadModifyWrite);
+  EXPECT_EQ(rmw.ops, 1000u);
+  EXPECT_EQ(rmw.found, 1000u);  // every key of [0, 1000) was written
 }
 
 TEST(KvRunner, YcsbALoadsOnceThenReportsReadsAndUpdates) {

@@ -176,6 +176,11 @@ std::optional<std::string> parse_sizes(const KvCommandOptions& c, const kv::Work
                            kv::kKvTargetFileBytesMax, &o.target_file_size_bytes)) {
     return bad;
   }
+  if (auto bad = size_flag("--max-bytes-for-level-base", c.max_bytes_for_level_base,
+                           kv::kKvLevelBaseBytesMin, kv::kKvLevelBaseBytesMax,
+                           &o.max_bytes_for_level_base)) {
+    return bad;
+  }
   if (auto bad = size_flag("--write-buffer-size", c.write_buffer_size, kv::kKvWriteBufferBytesMin,
                            kv::kKvWriteBufferBytesMax, &o.write_buffer_bytes)) {
     return bad;
@@ -422,6 +427,8 @@ constexpr KvFlag kValueFlags[] = {
      "wall time per unit of device time, 0.001-10^6 (default 1)"},
     {"--target-file-size", "BYTES", &KvCommandOptions::target_file_size,
      "RocksDB target_file_size_base (default 90% of a zone's capacity)"},
+    {"--max-bytes-for-level-base", "BYTES", &KvCommandOptions::max_bytes_for_level_base,
+     "RocksDB max_bytes_for_level_base, level 1's size, 64KiB-64GiB (default 256MiB)"},
     {"--write-buffer-size", "BYTES", &KvCommandOptions::write_buffer_size,
      "RocksDB write_buffer_size, 64KiB-4GiB (default 64MiB)"},
     {"--max-background-jobs", "N", &KvCommandOptions::max_background_jobs,

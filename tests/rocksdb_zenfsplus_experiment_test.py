@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""ZenFS+ against ZenFS under real RocksDB (seed 004 §III, §V) in its quick
+form: every member writes its files, the zone-group scan shows the three
+bands in order, every setup ran every benchmark and wrote, latency
+percentiles rise, the bandwidth series cover the classes, garbage
+collection's bytes only grow, every comparison row states its kind, and the
+quick run stays within CI's budget (3 minutes). It checks no fit to the
+paper: the measured numbers come from the wall clock and move from run to
+run.
+
+usage: rocksdb_zenfsplus_experiment_test.py path/to/zonelab
+Prints one line per failed check and "N passed, N failed" at the end."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks, csv_rows as rows  # noqa: E402
+
+ZONELAB = os.path.realpath(sys.argv[1])
+MEMBERS = ["fig3", "fig8", "table1", "fig9", "fig11", "fig13", "table3", "largezone"]
+KINDS = {"fitted", "closed form", "emerged"}
+QUICK_BUDGET_S = 180
+checks = Checks()
+check = checks.check
+
+
+def by(table, key):
+    out = {}
+    for r in table:
+        out.setdefault(r[key], []).append(r)
+    return out
+
+
+with tempfile.TemporaryDirectory() as out:
+    start = time.monotonic()
+    run = subprocess.run([ZONELAB, "experiment", "run", "rocksdb-zenfsplus", "--quick",
+                          "--no-plots", "--out", out], capture_output=True, text=True)
+    took = time.monotonic() - start
+    check("quick run exits 0", run.returncode == 0, run.stderr[-800:])
+    check(f"quick run within {QUICK_BUDGET_S} s", took < QUICK_BUDGET_S, f"{took:.0f} s")
+    if run.returncode == 0:
+        for m in MEMBERS:
+            check(f"{m}: CSV and JSON", os.path.exists(os.path.join(out, m + ".csv")) and
+                  os.path.exists(os.path.join(out, m + ".json")))
+        check("a report", os.path.exists(os.path.join(out, "README.md")))
+
+        for m in MEMBERS:
+            doc = json.load(open(os.path.join(out, m + ".json")))
+            bad = [c["quantity"] for c in doc["comparison"] if c.get("kind") not in KINDS]
+            check(f"{m}: every comparison row states its kind", not bad, str(bad))
+            # A paper number copied into the measured column would match it
+            # exactly (a closed-form count may: 32 groups of 8 x 4 dies).
+            same = [c["quantity"] for c in doc["comparison"] if c.get("kind") == "emerged"
+                    and c.get("paper") is not None and c["measured"] == c["paper"]]
+            check(f"{m}: no measured number is the paper's", not same, str(same))
+
+        scan = [r for r in rows(os.path.join(out, "fig3.csv"))
+                if r["series"] == "beside zone 0's reads"]
+        bands = {b: [float(r["latency_us"]) for r in v] for b, v in by(scan, "band").items()}
+        check("fig3: needles 1-128", len(scan) == 128, str(len(scan)))
+        check("fig3: same die slower than same channel, slower than another group",
+              set(bands) == {"same die", "same channel", "other group"} and
+              min(bands["same die"]) > max(bands["same channel"]) >= 0 and
+              min(bands["same channel"]) > max(bands["other group"]),
+              str({b: (min(v), max(v)) for b, v in bands.items()}))
+        fig3 = json.load(open(os.path.join(out, "fig3.json")))
+        check("fig3: the probe finds 32 groups", fig3["parameters"]["groups_found"] == 32)
+
+        f8 = rows(os.path.join(out, "fig8.csv"))
+        check("fig8: ZenFS and ZenFS+ (S,R), (S,I,R)",
+              {r["setup"] for r in f8} == {"ZenFS", "ZenFS+ (S,R)", "ZenFS+ (S,I,R)"}, str(f8))
+        check("fig8: every run wrote", all(float(r["mb_per_s"]) > 0 for r in f8), str(f8))
+
+        t1 = by(rows(os.path.join(out, "table1.csv")), "setup")
+        check("table1: three setups, four percentiles each",
+              len(t1) == 3 and all(len(v) == 4 for v in t1.values()), str(t1)[:300])
+        check("table1: percentiles rise",
+              all([float(r["latency_us"]) for r in v] == sorted(float(r["latency_us"]) for r in v)
+                  and float(v[0]["latency_us"]) > 0 for v in t1.values()), str(t1)[:400])
+
+        f9 = rows(os.path.join(out, "fig9.csv"))
+        classes = by(f9, "class")
+        check("fig9: put, flush, compaction and WAL series",
+              set(classes) == {"put", "flush", "compaction", "wal"}, str(set(classes)))
+        for setup in ("ZenFS", "ZenFS+ (S,I,R)"):
+            mine = [r for r in f9 if r["setup"] == setup]
+            flushed = sum(float(r["mb_per_s"]) for r in mine if r["class"] == "flush")
+            put = sum(float(r["mb_per_s"]) for r in mine if r["class"] == "put")
+            check(f"fig9: {setup} flushed and put", flushed > 0 and put > 0, str(mine)[:300])
+            times = [float(r["t_s"]) for r in mine if r["class"] == "put"]
+            check(f"fig9: {setup} time rises", times == sorted(times) and len(times) >= 1)
+
+        f11 = rows(os.path.join(out, "fig11.csv"))
+        check("fig11: five benchmarks, two setups",
+              len(f11) == 10 and len({r["benchmark"] for r in f11}) == 5, str(f11)[:300])
+        check("fig11: every benchmark did work", all(float(r["ops_per_s"]) > 0 for r in f11),
+              str(f11)[:400])
+
+        f13 = by(rows(os.path.join(out, "fig13.csv")), "setup")
+        check("fig13: full GC only and proactive", len(f13) == 2, str(list(f13)))
+        for setup, points in f13.items():
+            put = [float(p["put_mib"]) for p in points]
+            copied = [float(p["copied_mib"]) for p in points]
+            check(f"fig13: {setup}: put and copied bytes only grow",
+                  put == sorted(put) and copied == sorted(copied) and put[0] > 0,
+                  str(points))
+
+        t3 = rows(os.path.join(out, "table3.csv"))
+        check("table3: four setups x YCSB A-F",
+              len(t3) == 24 and {r["workload"] for r in t3} == set("abcdef"), str(t3)[:300])
+        check("table3: every workload ran", all(float(r["runtime_s"]) > 0 for r in t3))
+
+        lz = rows(os.path.join(out, "largezone.csv"))
+        check("largezone: ZenFS and ZenFS+ wrote",
+              len(lz) == 2 and all(float(r["mb_per_s"]) > 0 for r in lz), str(lz))
+sys.exit(checks.finish())
