@@ -93,6 +93,34 @@ TEST(KvRunner, FillseqThenReadrandomFindsEveryKey) {
   EXPECT_EQ(r.target_file_size_bytes, (48ull << 20) * 9 / 10 / 4096 * 4096);
 }
 
+// RocksDB's flush runs in its high-priority pool, compaction in its low one;
+// under a write stall both write at user priority and a level-1 output has
+// a flushed table's lifetime hint: the file system still counts each where
+// RocksDB does.
+TEST(KvRunner, FlushAndCompactionBytesAreCountedAsRocksDbCountsThemUnderStalls) {
+  KvImage image;
+  KvOptions o = image.options("fillrandom", 30'000);
+  o.value_bytes = 400;
+  o.write_buffer_bytes = 64 << 10;
+  o.max_bytes_for_level_base = 64 << 10;
+  KvResult r = run_kv(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_GT(r.rocksdb["stall_micros"].get<uint64_t>(), 0u);
+  const uint64_t flush = r.rocksdb["flush_write_bytes"].get<uint64_t>();
+  const uint64_t compaction = r.rocksdb["compact_write_bytes"].get<uint64_t>();
+  ASSERT_GT(flush, 0u);
+  ASSERT_GT(compaction, 0u);
+  const auto& by_class = r.session["fs"]["files"]["by_class"];
+  const uint64_t fs_flush = by_class["flush"]["appended_bytes"].get<uint64_t>();
+  const uint64_t fs_compaction = by_class["compaction"]["appended_bytes"].get<uint64_t>();
+  // The file system's counts run from mkfs and take in the open's and the
+  // close's flushes; RocksDB's are the run's.
+  EXPECT_GE(fs_flush, flush);
+  EXPECT_LE(fs_flush, flush + flush / 20);
+  EXPECT_GE(fs_compaction, compaction);
+  EXPECT_LE(fs_compaction, compaction + compaction / 20);
+}
+
 TEST(KvRunner, EachReportIntervalHasTheBytesAppendedByClass) {
   KvImage image;
   KvOptions o = image.options("fillrandom", 20'000);

@@ -2,6 +2,7 @@
 #include "rocksdb/zonelab_fs.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,7 +53,22 @@ std::string fs_path(const std::string& rocksdb_path) {
 
 namespace {
 
-// What RocksDB writes into a file, from its name and the hints it sets.
+// The RocksDB thread pool the calling thread belongs to, from the name
+// RocksDB gives its pool threads ("rocksdb:high" runs flushes,
+// "rocksdb:low" and "rocksdb:bottom" compactions); none for any other
+// thread (a user's, or a pool of another Env).
+enum class Pool { kNone, kFlush, kCompaction };
+Pool pool_of_this_thread() {
+  char name[16] = {};
+  if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) return Pool::kNone;
+  std::string_view n(name);
+  if (n == "rocksdb:high") return Pool::kFlush;
+  if (n == "rocksdb:low" || n == "rocksdb:bottom") return Pool::kCompaction;
+  return Pool::kNone;
+}
+
+// What RocksDB writes into a file, from its name, the thread that writes it
+// and the hints it sets.
 fs::IoClass io_class_of(const std::string& path, rdb::Env::IOPriority priority,
                         rdb::Env::WriteLifeTimeHint hint) {
   std::string name = path.substr(path.rfind('/') + 1);
@@ -63,9 +79,20 @@ fs::IoClass io_class_of(const std::string& path, rdb::Env::IOPriority priority,
   if (ends_with(".log")) return fs::IoClass::kWal;
   if (name.rfind("MANIFEST-", 0) == 0) return fs::IoClass::kManifest;
   if (ends_with(".sst") || ends_with(".blob")) {
-    // Flush writes at high priority, compaction at low; under a write stall
-    // both write at user priority, and then a level-0 file (medium
-    // lifetime) is taken for a flush.
+    // A flush runs in the high-priority pool, a compaction in the low one:
+    // the thread tells them apart even under a write stall, when RocksDB
+    // gives both user priority and a level-1 output the same lifetime hint
+    // as a flushed table. Otherwise (a flush run by the user's thread, as at
+    // open): flush writes at high priority, compaction at low; at user
+    // priority a level-0 file (medium lifetime) is taken for a flush.
+    switch (pool_of_this_thread()) {
+      case Pool::kFlush:
+        return fs::IoClass::kFlush;
+      case Pool::kCompaction:
+        return fs::IoClass::kCompaction;
+      case Pool::kNone:
+        break;
+    }
     if (priority == rdb::Env::IO_HIGH) return fs::IoClass::kFlush;
     if (priority == rdb::Env::IO_LOW) return fs::IoClass::kCompaction;
     if (hint == rdb::Env::WLTH_MEDIUM) return fs::IoClass::kFlush;
@@ -158,11 +185,20 @@ class WritableFile final : public rdb::FSWritableFile {
   bool hints_applied_ = false;
 };
 
-// RocksDB reads a compaction's inputs at IO_LOW (its rate limiter's
-// priority, passed down in IOOptions) -- at IO_USER while writes are
-// delayed, when the compaction must not wait; a table's opening reads come
-// at IO_TOTAL, a user's at IO_USER.
+// A compaction's reads come from a low-priority pool thread (Algorithm 1
+// makes them wait for a flush writing in their group). RocksDB passes them
+// at IO_LOW (its rate limiter's priority, in IOOptions), or at IO_USER
+// while writes are delayed; the pool tells them apart from a flush's reads
+// (its verification of the table it wrote) and a user's.
 fs::IoClass reader_of(const IOOptions& options) {
+  switch (pool_of_this_thread()) {
+    case Pool::kCompaction:
+      return fs::IoClass::kCompaction;
+    case Pool::kFlush:
+      return fs::IoClass::kOther;
+    case Pool::kNone:
+      break;
+  }
   return options.rate_limiter_priority == rdb::Env::IO_LOW ? fs::IoClass::kCompaction
                                                            : fs::IoClass::kOther;
 }
