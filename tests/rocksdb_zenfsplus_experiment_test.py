@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
-MEMBERS = ["fig3", "fig8", "table1", "fig9", "fig11", "fig13", "table3", "largezone"]
+MEMBERS = ["fig3", "fig3b", "fig8", "table1", "fig9", "fig11", "fig13", "table3", "largezone"]
 KINDS = {"fitted", "closed form", "emerged"}
 QUICK_BUDGET_S = 180
 checks = Checks()
@@ -70,6 +70,17 @@ with tempfile.TemporaryDirectory() as out:
               str({b: (min(v), max(v)) for b, v in bands.items()}))
         fig3 = json.load(open(os.path.join(out, "fig3.json")))
         check("fig3: the probe finds 32 groups", fig3["parameters"]["groups_found"] == 32)
+
+        writes = rows(os.path.join(out, "fig3b.csv"))
+        alone = {r["zone"]: float(r["latency_us"]) for r in writes if r["series"] == "alone"}
+        beside = {r["zone"]: float(r["latency_us"]) for r in writes
+                  if r["series"] == "beside zone 0's reads"}
+        check("fig3b: zones 1-128, alone and beside", len(alone) == 128 and len(beside) == 128)
+        check("fig3b: a write beside the reads is never faster than alone",
+              all(beside[z] >= alone[z] for z in alone))
+        check("fig3b: zones on zone 0's channel slowed, the others not",
+              all((beside[z] > alone[z]) == (int(z) % 8 == 0) for z in alone),
+              str({z: (alone[z], beside[z]) for z in list(alone)[:10]}))
 
         f8 = rows(os.path.join(out, "fig8.csv"))
         check("fig8: ZenFS and ZenFS+ (S,R), (S,I,R)",

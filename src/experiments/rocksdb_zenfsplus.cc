@@ -69,6 +69,9 @@ namespace paper {
 constexpr double kFig3OtherGroupUs = 490;
 constexpr double kFig3SameChannelUs = 550;  // zones 8, 16, 24
 constexpr double kFig3SameDieUs = 850;      // zones 32, 64, 96
+// Fig. 3b: 192 KB writes of zone X beside zone 0's reads, "as large as 4
+// milliseconds" at the peak.
+constexpr double kFig3bPeakUs = 4000;
 // §IV-B: "a total of 32 different IZGs ... each IZG has about 910 zones".
 constexpr double kIzgCount = 32;
 constexpr double kZonesPerIzg = 910;
@@ -482,6 +485,157 @@ const char* band_of(uint32_t zone) {
   if (zone % 32 == 0) return "same die";
   if (zone % 8 == 0) return "same channel";
   return "other group";
+}
+
+// Fig. 3b: 192 KiB writes of zone X, alone and while another thread reads
+// zone 0 without pause (one read in flight, as the paper's thread), in
+// virtual time on a device that keeps no data. Zone X takes kFig3bWrites
+// writes alone, then as many beside the reads, each at its write pointer.
+constexpr uint32_t kFig3bWrites = 4;
+constexpr uint64_t kFig3bBytes = 192 << 10;
+
+class WriteScan final : public CompletionSink {
+ public:
+  explicit WriteScan(Stack& stack) : stack_(stack) {
+    lbas_ = kFig3bBytes / stack.info().lba_size_bytes;
+  }
+
+  // Zone 0 holds what the pivot reads.
+  Result<bool> prepare_pivot() {
+    Command c = command(Opcode::kWrite, 0);
+    return run(c);
+  }
+
+  // Mean latency (ns) of kFig3bWrites writes of `zone`, alone or beside.
+  Result<double> writes(uint32_t zone, bool beside) {
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < kFig3bWrites; ++i) {
+      needle_ = command(Opcode::kWrite, zone);
+      needle_.slba = stack_.zone(zone).wp_lba;
+      if (!beside) {
+        if (auto ok = run(needle_); !ok) return Error{ok.error()};
+      } else {
+        pivot_ = command(Opcode::kRead, 0);
+        pivot_.sink = this;
+        needle_.sink = this;
+        needle_done_ = false;
+        failed_ = false;
+        stack_.device().submit(pivot_);
+        stack_.device().submit(needle_);
+        stack_.drive();
+        if (failed_) return Error{fmt::format("fig3b: zone 0 or {}: the device answered an error", zone)};
+      }
+      sum += needle_.latency_ns();
+      stack_.drive();  // nothing of one write is left running into the next
+    }
+    return static_cast<double>(sum) / kFig3bWrites;
+  }
+
+  void on_complete(Command& c) override {
+    if (c.status != Status::kSuccess) failed_ = true;
+    if (&c == &needle_) {
+      needle_done_ = true;
+      return;
+    }
+    if (!needle_done_ && !failed_) {  // the pivot reads until the write is done
+      c.status = Status::kSuccess;
+      c.queue_next = nullptr;
+      stack_.device().submit(c);
+    }
+  }
+
+ private:
+  Command command(Opcode op, uint32_t zone) const {
+    Command c;
+    c.opcode = op;
+    c.slba = stack_.zone(zone).start_lba;
+    c.nlb = static_cast<uint32_t>(lbas_);
+    return c;
+  }
+  Result<bool> run(Command& c) {
+    if (!stack_.io().submit_wait(c) || c.status != Status::kSuccess) {
+      return Error{fmt::format("fig3b: a command at LBA {} failed", c.slba)};
+    }
+    return true;
+  }
+
+  Stack& stack_;
+  uint64_t lbas_ = 1;
+  Command pivot_, needle_;
+  bool needle_done_ = false;
+  bool failed_ = false;
+};
+
+Result<ExperimentResult> run_fig3b(const RunOptions& options) {
+  options.report("rocksdb-zenfsplus: fig3b: writes of zones 1-128 beside reads of zone 0");
+  auto config = preset_with("zenfsplus", {});
+  if (!config) return Error{config.error()};
+  Config scratch = *config;
+  scratch.store.backing = "none";
+  auto stack = Stack::make(scratch);
+  if (!stack) return Error{stack.error()};
+  WriteScan scan(**stack);
+  if (auto ok = scan.prepare_pivot(); !ok) return Error{ok.error()};
+  ExperimentResult result;
+  result.table = Table({"series", "zone", "band", "latency_us"});
+  std::map<std::string, std::pair<double, int>> bands;  // sum, count beside the reads
+  double alone_sum = 0, peak = 0;
+  constexpr uint32_t kLastZone = 128;
+  std::vector<double> alone(kLastZone + 1), contended(kLastZone + 1);
+  for (uint32_t z = 1; z <= kLastZone; ++z) {
+    auto a = scan.writes(z, false);
+    if (!a) return Error{a.error()};
+    auto b = scan.writes(z, true);
+    if (!b) return Error{b.error()};
+    alone[z] = *a / 1000.0;
+    contended[z] = *b / 1000.0;
+  }
+  for (uint32_t z = 1; z <= kLastZone; ++z) {
+    result.table.add_row({std::string("alone"), uint64_t{z}, std::string(band_of(z)), alone[z]});
+    alone_sum += alone[z];
+  }
+  for (uint32_t z = 1; z <= kLastZone; ++z) {
+    result.table.add_row(
+        {std::string("beside zone 0's reads"), uint64_t{z}, std::string(band_of(z)), contended[z]});
+    auto& band = bands[band_of(z)];
+    band.first += contended[z];
+    ++band.second;
+    peak = std::max(peak, contended[z]);
+  }
+  auto mean = [&bands](const char* name) {
+    auto it = bands.find(name);
+    return it == bands.end() || it->second.second == 0 ? 0.0 : it->second.first / it->second.second;
+  };
+  const double alone_mean = alone_sum / kLastZone;
+  const double other = mean("other group"), channel = mean("same channel"), die = mean("same die");
+  Json p;
+  p["preset"] = "zenfsplus";
+  p["write_bytes"] = kFig3bBytes;
+  p["writes_per_zone_and_series"] = kFig3bWrites;
+  p["pivot"] = "zone 0, one 192 KiB read in flight until each write completes";
+  result.parameters = p;
+  result.plot = {"zone",
+                 "latency_us",
+                 "series",
+                 "zone X",
+                 "192 KiB write latency of zone X (us)",
+                 "write of zone X",
+                 "Write latency of zone X beside reads of zone 0 (seed 004 Fig. 3b)"};
+  result.comparisons.push_back(closed_form(
+      "4 pages of 48 KiB programmed one after another on one die (4 x 450 us tPROG) plus their "
+      "transfers",
+      {"192 KiB write, alone (mean over zones 1-128)", "us", std::nullopt, alone_mean,
+       "the paper gives no latency alone"}));
+  result.comparisons.push_back(emerged({"write beside zone 0's reads, another channel and die", "us",
+                                        std::nullopt, other, "the paper gives the peak only"}));
+  result.comparisons.push_back(emerged(
+      {"write beside zone 0's reads, the same channel", "us", std::nullopt, channel, ""}));
+  result.comparisons.push_back(
+      emerged({"write beside zone 0's reads, the same die", "us", std::nullopt, die, ""}));
+  result.comparisons.push_back(emerged({"peak write latency beside zone 0's reads", "us",
+                                        paper::kFig3bPeakUs, peak,
+                                        "§III: \"as large as 4 milliseconds\""}));
+  return result;
 }
 
 Result<ExperimentResult> run_fig3(const RunOptions& options) {
@@ -1076,6 +1230,11 @@ constexpr Experiment kExperiments[] = {
      "virtual time: zone 0 is read without pause (192 KiB) while zones 1-128 are read, each "
      "alone and beside it; the bands by where zone X sits (same die, same channel, other).",
      run_fig3},
+    {"fig3b", "Write latency of zone X beside reads of zone 0", "seed 004 §III, Fig. 3b",
+     "In virtual time on the zenfsplus preset: zone 0 is read without pause (192 KiB, one read "
+     "in flight) while zone X (1-128) takes 192 KiB writes at its write pointer; four writes "
+     "alone, then four beside the reads, the mean of each; the bands by where zone X sits.",
+     run_fig3b},
     {"fig8", "fillrandom bandwidth against the stripe width", "seed 004 §V-A, Fig. 8",
      "fillrandom of 600,000 keys on a fresh DB for ZenFS (the dashed line) and for ZenFS+ (S,R) "
      "and (S,I,R) at stripe widths 1, 2, 4, 8, 16 and 32 (--quick: 1 and 16); MB/s of keys and "
