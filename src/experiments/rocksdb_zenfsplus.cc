@@ -204,8 +204,8 @@ constexpr uint64_t kLevelBaseBytes = 8 << 20;
 // reads through the kernel's page cache and its readahead, while RocksDB on
 // zonelab reads exactly what it asks for, otherwise one block a command.
 constexpr uint64_t kCompactionReadaheadBytes = 2 << 20;
-constexpr uint32_t kReadThreads = 4;            // readers, and YCSB's client threads
-constexpr double kBytesPerMb = 1e6;             // the paper's MB/s
+constexpr uint32_t kReadThreads = 4;  // readers, and YCSB's client threads
+constexpr double kBytesPerMb = 1e6;   // the paper's MB/s
 
 std::vector<std::string> small_zone_device(const SmallZones& d) {
   return {"store.backing=file",
@@ -523,7 +523,8 @@ class WriteScan final : public CompletionSink {
         stack_.device().submit(pivot_);
         stack_.device().submit(needle_);
         stack_.drive();
-        if (failed_) return Error{fmt::format("fig3b: zone 0 or {}: the device answered an error", zone)};
+        if (failed_)
+          return Error{fmt::format("fig3b: zone 0 or {}: the device answered an error", zone)};
       }
       sum += needle_.latency_ns();
       stack_.drive();  // nothing of one write is left running into the next
@@ -626,15 +627,16 @@ Result<ExperimentResult> run_fig3b(const RunOptions& options) {
       "transfers",
       {"192 KiB write, alone (mean over zones 1-128)", "us", std::nullopt, alone_mean,
        "the paper gives no latency alone"}));
-  result.comparisons.push_back(emerged({"write beside zone 0's reads, another channel and die", "us",
-                                        std::nullopt, other, "the paper gives the peak only"}));
-  result.comparisons.push_back(emerged(
-      {"write beside zone 0's reads, the same channel", "us", std::nullopt, channel, ""}));
+  result.comparisons.push_back(
+      emerged({"write beside zone 0's reads, another channel and die", "us", std::nullopt, other,
+               "the paper gives the peak only"}));
+  result.comparisons.push_back(
+      emerged({"write beside zone 0's reads, the same channel", "us", std::nullopt, channel, ""}));
   result.comparisons.push_back(
       emerged({"write beside zone 0's reads, the same die", "us", std::nullopt, die, ""}));
-  result.comparisons.push_back(emerged({"peak write latency beside zone 0's reads", "us",
-                                        paper::kFig3bPeakUs, peak,
-                                        "§III: \"as large as 4 milliseconds\""}));
+  result.comparisons.push_back(
+      emerged({"peak write latency beside zone 0's reads", "us", paper::kFig3bPeakUs, peak,
+               "§III: \"as large as 4 milliseconds\""}));
   return result;
 }
 
