@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
-MEMBERS = ["fig3", "fig3b", "fig8", "table1", "fig9", "fig11", "fig13", "table3", "largezone"]
+MEMBERS = ["fig3", "fig3b", "fig8", "table1", "fig10", "fig9", "fig11", "fig13", "table3", "largezone"]
 KINDS = {"fitted", "closed form", "emerged"}
 QUICK_BUDGET_S = 180
 checks = Checks()
@@ -81,6 +81,14 @@ with tempfile.TemporaryDirectory() as out:
         check("fig3b: zones on zone 0's channel slowed, the others not",
               all((beside[z] > alone[z]) == (int(z) % 8 == 0) for z in alone),
               str({z: (alone[z], beside[z]) for z in list(alone)[:10]}))
+
+        f10 = by(rows(os.path.join(out, "fig10.csv")), "setup")
+        check("fig10: ZenFS, (S,R) and (S,I,R), buckets of 100 ms each",
+              set(f10) == {"ZenFS", "ZenFS+ (S,R)", "ZenFS+ (S,I,R)"} and
+              all(len(v) >= 2 for v in f10.values()), str({k: len(v) for k, v in f10.items()}))
+        check("fig10: P99 <= P99.9 <= P99.99 in every bucket, puts in each",
+              all(float(r["p99_us"]) <= float(r["p999_us"]) <= float(r["p9999_us"]) and
+                  int(r["puts"]) > 0 for v in f10.values() for r in v))
 
         f8 = rows(os.path.join(out, "fig8.csv"))
         check("fig8: ZenFS and ZenFS+ (S,R), (S,I,R)",

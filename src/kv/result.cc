@@ -61,6 +61,22 @@ Json phase_json(const KvPhase& phase) {
     j["series"]["appended_bytes"] = {{"wal", wal}, {"flush", flush}, {"compaction", compaction}};
     j["series"]["flush_bandwidth_cv"] = std::round(phase.flush_bandwidth_cv() * 1e4) / 1e4;
   }
+  bool writes = false;
+  for (const KvWriteLatencyWindow& w : phase.write_latency_series) writes = writes || w.count != 0;
+  if (writes) {
+    Json count = Json::array(), p99 = Json::array(), p999 = Json::array(), p9999 = Json::array(),
+         max = Json::array();
+    auto us = [](uint64_t ns) { return std::round(static_cast<double>(ns) / 1e3 * 1e3) / 1e3; };
+    for (const KvWriteLatencyWindow& w : phase.write_latency_series) {
+      count.push_back(w.count);
+      p99.push_back(us(w.p99));
+      p999.push_back(us(w.p999));
+      p9999.push_back(us(w.p9999));
+      max.push_back(us(w.max));
+    }
+    j["series"]["write_lat_us"] = {
+        {"count", count}, {"p99", p99}, {"p999", p999}, {"p9999", p9999}, {"max", max}};
+  }
   if (phase.interrupted) j["interrupted"] = true;
   return j;
 }

@@ -103,6 +103,13 @@ struct KvAppendedBytes {
   uint64_t compaction = 0;
 };
 
+// The latency of the writes (put, update, insert) that finished in one
+// report interval, in ns: how many, and the tail percentiles.
+struct KvWriteLatencyWindow {
+  uint64_t count = 0;
+  uint64_t p99 = 0, p999 = 0, p9999 = 0, max = 0;
+};
+
 struct KvPhase {
   std::string name;  // load, run or verify
   double seconds = 0;
@@ -113,6 +120,8 @@ struct KvPhase {
   // the file system's counters (whatever wrote them: the operations, the
   // background flushes and compactions).
   std::vector<KvAppendedBytes> appended_bytes_series;
+  // The same intervals: the tail latency of the writes finished in each.
+  std::vector<KvWriteLatencyWindow> write_latency_series;
   bool interrupted = false;  // KvOptions::stop ended it early
   uint64_t ops() const;
   uint64_t bytes() const;

@@ -268,12 +268,36 @@ KvAppendedBytes appended_so_far(const fs::ZonedFs& fs) {
   return {of(fs::IoClass::kWal), of(fs::IoClass::kFlush), of(fs::IoClass::kCompaction)};
 }
 
-// The report clock of a phase: the series of ops/s and of the bytes
-// appended by class, progress lines.
+// The latencies of the writes finished since the last report interval
+// ended: every writing thread records into it, the report clock takes it.
+class WriteWindow {
+ public:
+  void record(uint64_t ns) {
+    std::lock_guard lock(mutex_);
+    histogram_.record(ns);
+  }
+  KvWriteLatencyWindow take() {
+    std::lock_guard lock(mutex_);
+    KvWriteLatencyWindow w{histogram_.count(), histogram_.percentile(99),
+                           histogram_.percentile(99.9), histogram_.percentile(99.99),
+                           histogram_.max()};
+    histogram_ = Histogram();
+    return w;
+  }
+
+ private:
+  std::mutex mutex_;
+  Histogram histogram_;
+};
+
+// The report clock of a phase: the series of ops/s, of the bytes appended
+// by class and of the writes' tail latency, progress lines.
 class Reporter {
  public:
-  Reporter(const KvOptions& o, std::string_view phase, KvPhase& out, const fs::ZonedFs& fs)
-      : o_(o), phase_(phase), out_(out), fs_(fs), start_(Clock::now()) {
+  Reporter(const KvOptions& o, std::string_view phase, KvPhase& out, const fs::ZonedFs& fs,
+           WriteWindow& writes)
+      : o_(o), phase_(phase), out_(out), fs_(fs), writes_(writes), start_(Clock::now()) {
+    (void)writes_.take();  // what finished before the phase is not its
     out_.interval_s = o.report_interval_s;
     last_appended_ = appended_so_far(fs_);
   }
@@ -285,6 +309,7 @@ class Reporter {
     double rate = static_cast<double>(done - last_done_) / o_.report_interval_s;
     out_.ops_per_s_series.push_back(rate);
     push_appended();
+    out_.write_latency_series.push_back(writes_.take());
     last_done_ = done;
     ++reports_;
     if (o_.progress) o_.progress({phase_, seconds_since(start_), done, rate});
@@ -294,6 +319,7 @@ class Reporter {
     if (tail_s > 1e-3 && done > last_done_) {
       out_.ops_per_s_series.push_back(static_cast<double>(done - last_done_) / tail_s);
       push_appended();
+      out_.write_latency_series.push_back(writes_.take());
     }
     out_.seconds = seconds_since(start_);
     ZL_ASSERT(out_.appended_bytes_series.size() == out_.ops_per_s_series.size());
@@ -313,6 +339,7 @@ class Reporter {
   std::string_view phase_;
   KvPhase& out_;
   const fs::ZonedFs& fs_;
+  WriteWindow& writes_;
   Clock::time_point start_;
   uint64_t reports_ = 0;
   uint64_t last_done_ = 0;
@@ -322,13 +349,13 @@ class Reporter {
 // Runs `threads` workers (and a background worker beside them, which stops
 // once they are done) while this thread keeps the report clock and the
 // deadline.
-KvPhase run_phase(const KvOptions& o, const fs::ZonedFs& fs, std::string_view name,
-                  PhaseControl& control, uint32_t threads, const WorkerFn& worker,
-                  double duration_s, const WorkerFn* background) {
+KvPhase run_phase(const KvOptions& o, const fs::ZonedFs& fs, WriteWindow& writes,
+                  std::string_view name, PhaseControl& control, uint32_t threads,
+                  const WorkerFn& worker, double duration_s, const WorkerFn* background) {
   KvPhase phase;
   phase.name = std::string(name);
   std::vector<OpStatsArray> stats(threads + 1);
-  Reporter reporter(o, name, phase, fs);
+  Reporter reporter(o, name, phase, fs, writes);
   control.running = threads;
   std::vector<std::thread> pool;
   for (uint32_t t = 0; t < threads; ++t) {
@@ -390,6 +417,7 @@ struct RunContext {
   AckLog* ack = nullptr;
   InsertCounter* inserts = nullptr;
   rdb::WriteOptions write_options;
+  WriteWindow writes = {};  // the writes' latencies of the current report interval
 };
 
 // One thread's executor of operations: keys and values built, each RocksDB
@@ -424,10 +452,12 @@ class OpExecutor {
   std::string error_;
 };
 
-void record_latency(KvOpStats& stats, Clock::time_point start) {
+uint64_t record_latency(KvOpStats& stats, Clock::time_point start) {
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-  stats.latency_ns.record(static_cast<uint64_t>(std::max<int64_t>(0, ns)));
+  const auto latency = static_cast<uint64_t>(std::max<int64_t>(0, ns));
+  stats.latency_ns.record(latency);
   ++stats.ops;
+  return latency;
 }
 
 bool OpExecutor::put(uint64_t key, KvOpStats& stats) {
@@ -471,7 +501,7 @@ bool OpExecutor::scan(uint64_t key, uint32_t length, KvOpStats& stats) {
 bool OpExecutor::put_timed(uint64_t key, KvOpStats& stats) {
   auto start = Clock::now();
   bool ok = put(key, stats);
-  record_latency(stats, start);
+  c_.writes.record(record_latency(stats, start));
   return ok;
 }
 
@@ -558,7 +588,7 @@ KvPhase run_workload(const KvOptions& o, RunContext& c, PhaseControl& control, u
       }
     }
   };
-  return run_phase(o, c.fs, "run", control, o.threads, worker, o.duration_s,
+  return run_phase(o, c.fs, c.writes, "run", control, o.threads, worker, o.duration_s,
                    spec.background_writer ? &writer : nullptr);
 }
 
@@ -575,7 +605,7 @@ KvPhase load_records(const KvOptions& o, RunContext& c, PhaseControl& control, u
       control.done.fetch_add(1, std::memory_order_relaxed);
     }
   };
-  return run_phase(o, c.fs, "load", control, o.threads, worker, 0, nullptr);
+  return run_phase(o, c.fs, c.writes, "load", control, o.threads, worker, 0, nullptr);
 }
 
 KvPhase verify_keys(const KvOptions& o, RunContext& c, PhaseControl& control,
@@ -596,7 +626,7 @@ KvPhase verify_keys(const KvOptions& o, RunContext& c, PhaseControl& control,
       control.done.fetch_add(1, std::memory_order_relaxed);
     }
   };
-  KvPhase phase = run_phase(o, c.fs, "verify", control, o.threads, worker, 0, nullptr);
+  KvPhase phase = run_phase(o, c.fs, c.writes, "verify", control, o.threads, worker, 0, nullptr);
   verify = {keys.size(), found.load(), missing.load(), wrong.load()};
   return phase;
 }

@@ -157,6 +157,22 @@ TEST(KvRunner, EachReportIntervalHasTheBytesAppendedByClass) {
   EXPECT_EQ(series["appended_bytes"]["flush"][0].get<uint64_t>(),
             run.appended_bytes_series[0].flush);
   EXPECT_TRUE(series["flush_bandwidth_cv"].is_number());
+
+  // Each interval's writes and their tail: every write of the phase falls
+  // in exactly one interval.
+  ASSERT_EQ(run.write_latency_series.size(), run.ops_per_s_series.size());
+  uint64_t counted = 0, worst = 0;
+  for (const KvWriteLatencyWindow& w : run.write_latency_series) {
+    counted += w.count;
+    EXPECT_LE(w.p99, w.p999);
+    EXPECT_LE(w.p999, w.p9999);
+    EXPECT_LE(w.p9999, w.max);
+    worst = std::max(worst, w.max);
+  }
+  EXPECT_EQ(counted, 20'000u);
+  EXPECT_EQ(worst, run.by_type[static_cast<size_t>(OpType::kWrite)].latency_ns.max());
+  ASSERT_EQ(series["write_lat_us"]["p999"].size(), run.ops_per_s_series.size());
+  EXPECT_EQ(series["write_lat_us"]["count"][0].get<uint64_t>(), run.write_latency_series[0].count);
 }
 
 TEST(KvPhase, FlushBandwidthCvIsOverWholeIntervals) {
