@@ -121,7 +121,8 @@ with tempfile.TemporaryDirectory() as out:
               str(f11)[:400])
 
         f13 = by(rows(os.path.join(out, "fig13.csv")), "setup")
-        check("fig13: full GC only and proactive", len(f13) == 2, str(list(f13)))
+        check("fig13: ZenFS with full GC, ZenFS+ full GC only and proactive", len(f13) == 3,
+              str(list(f13)))
         for setup, points in f13.items():
             put = [float(p["put_mib"]) for p in points]
             copied = [float(p["copied_mib"]) for p in points]
