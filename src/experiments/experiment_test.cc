@@ -33,11 +33,11 @@ TEST(ExperimentRegistry, ListsZn540WithItsMembers) {
 TEST(ExperimentRegistry, ListsRocksdbZenfsplusAsARealTimeSet) {
   const ExperimentSet* set = find_experiment_set("rocksdb-zenfsplus");
   ASSERT_NE(set, nullptr);
-  for (const char* name :
-       {"fig3", "fig8", "table1", "fig9", "fig11", "fig13", "table3", "largezone"}) {
+  for (const char* name : {"fig3", "fig3b", "fig8", "table1", "fig10", "fig9", "fig11", "fig13",
+                           "table3", "largezone"}) {
     EXPECT_NE(find_experiment(*set, name), nullptr) << name;
   }
-  EXPECT_EQ(set->experiments.size(), 8u);
+  EXPECT_EQ(set->experiments.size(), 10u);
   EXPECT_FALSE(set->deterministic);  // RocksDB on the wall clock
 }
 
