@@ -57,14 +57,22 @@ namespace {
 // RocksDB gives its pool threads ("rocksdb:high" runs flushes,
 // "rocksdb:low" and "rocksdb:bottom" compactions); none for any other
 // thread (a user's, or a pool of another Env).
+//
+// Looked up once per thread (every read asks): RocksDB names a pool thread
+// while it holds the pool's lock, before the thread can take a job, so the
+// name a thread has at its first I/O is the one it keeps.
 enum class Pool { kNone, kFlush, kCompaction };
-Pool pool_of_this_thread() {
+Pool look_up_pool() {
   char name[16] = {};
   if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) return Pool::kNone;
   std::string_view n(name);
   if (n == "rocksdb:high") return Pool::kFlush;
   if (n == "rocksdb:low" || n == "rocksdb:bottom") return Pool::kCompaction;
   return Pool::kNone;
+}
+Pool pool_of_this_thread() {
+  thread_local const Pool pool = look_up_pool();
+  return pool;
 }
 
 // What RocksDB writes into a file, from its name, the thread that writes it
