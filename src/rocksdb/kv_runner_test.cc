@@ -114,7 +114,8 @@ TEST(KvRunner, FlushAndCompactionBytesAreCountedAsRocksDbCountsThemUnderStalls) 
   const uint64_t fs_flush = by_class["flush"]["appended_bytes"].get<uint64_t>();
   const uint64_t fs_compaction = by_class["compaction"]["appended_bytes"].get<uint64_t>();
   // Each within 5 % of RocksDB's count (the two do not count quite the same
-  // bytes: the file system's run from mkfs, RocksDB's from the open).
+  // bytes: the file system's run from mkfs, RocksDB's from the open). Both
+  // are taken after the close, which waits for a compaction still running.
   auto near = [](uint64_t got, uint64_t want) {
     return got + want / 20 >= want && got <= want + want / 20;
   };
