@@ -163,8 +163,8 @@ bool write_journal(Stack& stack, const uint8_t* data, size_t size, const std::ve
   std::vector<fs::Record> snapshot(records->begin(), records->begin() + static_cast<long>(split));
   std::vector<uint8_t> header = fs::encode_meta_header(2, 1, sb, snapshot, kBlockBytes);
   const uint64_t start = io.zone_start(0);
-  const uint64_t end = start + io.zone_capacity_lbas();
-  if (header.size() / kBlockBytes > io.zone_capacity_lbas()) return false;
+  const uint64_t end = start + io.zone_capacity_of(0);
+  if (header.size() / kBlockBytes > io.zone_capacity_of(0)) return false;
   std::vector<uint8_t> groups;
   uint64_t index = 0;
   for (size_t i = split; i < records->size(); i += group) {

@@ -331,6 +331,20 @@ TEST(FsCrashPoints, EveryInstantUnderZenFsPlusWithItsCollections) {
       w, 400);
 }
 
+TEST(FsCrashPoints, EveryInstantOnZoneSetsOfTwoSizes) {
+  // FlexZNS zone sets: 128 KiB zones then 512 KiB zones; collections in
+  // each set while the power goes.
+  Workload w;
+  w.seed = 41;
+  w.steps = 90;
+  w.tables_max = 12;
+  w.mount.gc_period_ns = 1'000'000;
+  w.mkfs.gc_free_pct = 30;
+  enumerate(fs_test_config({"flash.dies_per_channel=4", "flash.blocks_per_plane=16",
+                            "zns.format=128KiB:16,512KiB:8"}),
+            w, 400);
+}
+
 TEST(FsCrashPoints, EveryInstantUnderATightZoneBudget) {
   Workload w;
   w.seed = 5;

@@ -22,6 +22,11 @@ uint64_t DeviceCounters::written_bytes() const {
 
 DeviceIo::DeviceIo(FsDevice& device) : device_(device), info_(device.info()) {}
 
+std::vector<ZoneSetInfo> DeviceIo::zone_sets() const {
+  if (!info_.zone_sets.empty()) return info_.zone_sets;
+  return uniform_zone_sets(info_.zone_size_lbas, info_.zone_capacity_lbas, info_.zone_count);
+}
+
 FsStatus DeviceIo::run(Command& command, IoKind kind, const char* what) {
   // A device of one caller at a time (virtual time: each command runs the
   // simulation on the caller's thread); callers from several threads -- a
@@ -79,12 +84,20 @@ FsStatus DeviceIo::write(uint64_t lba, const uint8_t* data, uint64_t blocks, Wri
     writes_done_.fetch_add(1, std::memory_order_acq_rel);
     done += n;
   }
-  uint64_t bytes = blocks * block_bytes();
-  counters_.write_bytes[static_cast<size_t>(cause)].fetch_add(bytes - padding_bytes,
-                                                              std::memory_order_relaxed);
-  counters_.write_bytes[static_cast<size_t>(WriteCause::kPadding)].fetch_add(
-      padding_bytes, std::memory_order_relaxed);
+  count_written(lba, blocks * block_bytes(), padding_bytes, cause);
   return {};
+}
+
+void DeviceIo::count_written(uint64_t lba, uint64_t bytes, uint64_t padding_bytes,
+                             WriteCause cause) {
+  const auto c = static_cast<size_t>(cause);
+  const auto pad = static_cast<size_t>(WriteCause::kPadding);
+  counters_.write_bytes[c].fetch_add(bytes - padding_bytes, std::memory_order_relaxed);
+  counters_.write_bytes[pad].fetch_add(padding_bytes, std::memory_order_relaxed);
+  if (info_.uniform_zones()) return;
+  auto& set = counters_.set_write_bytes[zone_set_of_lba(info_.zone_sets, lba)];
+  set[c].fetch_add(bytes - padding_bytes, std::memory_order_relaxed);
+  set[pad].fetch_add(padding_bytes, std::memory_order_relaxed);
 }
 
 FsStatus DeviceIo::read(uint64_t lba, uint8_t* out, uint64_t blocks) {
@@ -139,10 +152,7 @@ FsStatus DeviceIo::batch(std::span<const IoPiece> pieces, Opcode opcode, IoKind 
 FsStatus DeviceIo::write_all(std::span<const IoPiece> pieces, WriteCause cause) {
   if (FsStatus ok = batch(pieces, Opcode::kWrite, IoKind::kWrite, "write"); !ok) return ok;
   for (const IoPiece& p : pieces) {
-    counters_.write_bytes[static_cast<size_t>(cause)].fetch_add(
-        p.blocks * block_bytes() - p.padding_bytes, std::memory_order_relaxed);
-    counters_.write_bytes[static_cast<size_t>(WriteCause::kPadding)].fetch_add(
-        p.padding_bytes, std::memory_order_relaxed);
+    count_written(p.lba, p.blocks * block_bytes(), p.padding_bytes, cause);
   }
   return {};
 }

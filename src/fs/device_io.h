@@ -11,10 +11,12 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/histogram.h"
 #include "fs/fs_device.h"
 #include "fs/status.h"
+#include "zonelab/config.h"
 
 namespace zonelab::fs {
 
@@ -29,6 +31,9 @@ inline constexpr size_t kIoKindCount = static_cast<size_t>(IoKind::kCount);
 
 struct DeviceCounters {
   std::array<std::atomic<uint64_t>, kWriteCauseCount> write_bytes{};
+  // The same by zone set (a namespace of several zone sizes; set 0 only
+  // otherwise).
+  std::array<std::array<std::atomic<uint64_t>, kWriteCauseCount>, kMaxZoneSets> set_write_bytes{};
   std::atomic<uint64_t> read_bytes{0};
   std::array<std::atomic<uint64_t>, kIoKindCount> commands{};
   std::atomic<uint64_t> failed{0};  // commands the device answered with an error
@@ -57,10 +62,17 @@ class DeviceIo {
 
   uint64_t block_bytes() const { return info_.lba_size_bytes; }
   uint32_t zone_count() const { return info_.zone_count; }
-  uint64_t zone_size_lbas() const { return info_.zone_size_lbas; }
-  uint64_t zone_capacity_lbas() const { return info_.zone_capacity_lbas; }
-  uint64_t zone_start(uint32_t zone) const { return uint64_t{zone} * info_.zone_size_lbas; }
-  uint32_t zone_of(uint64_t lba) const { return static_cast<uint32_t>(lba / info_.zone_size_lbas); }
+  // Zone geometry, zone by zone: a namespace formatted with several zone
+  // sizes (FlexZNS zone sets) has no one zone size.
+  uint64_t zone_start(uint32_t zone) const { return info_.zone_start_lba(zone); }
+  uint64_t zone_size_of(uint32_t zone) const { return info_.zone_size_of(zone); }
+  uint64_t zone_capacity_of(uint32_t zone) const { return info_.zone_capacity_of(zone); }
+  uint32_t zone_of(uint64_t lba) const { return info_.zone_of_lba(lba); }
+  // The zone sets, in LBA order (one on a namespace of equal zones).
+  std::vector<ZoneSetInfo> zone_sets() const;
+  uint32_t zone_set_of(uint32_t zone) const {
+    return info_.uniform_zones() ? 0 : zone_set_of_zone(info_.zone_sets, zone);
+  }
   const DeviceInfo& info() const { return info_; }
 
   // Writes `blocks` blocks at `lba` (a zone's write pointer), in commands of
@@ -94,6 +106,8 @@ class DeviceIo {
   FsStatus run_all(std::span<Command* const> commands, IoKind kind, const char* what);
   FsStatus check(const Command& command, IoKind kind, const char* what);
   FsStatus batch(std::span<const IoPiece> pieces, Opcode opcode, IoKind kind, const char* what);
+  // Counts a write's bytes by cause, and by the zone set it went to.
+  void count_written(uint64_t lba, uint64_t bytes, uint64_t padding_bytes, WriteCause cause);
 
   FsDevice& device_;
   DeviceInfo info_;

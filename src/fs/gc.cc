@@ -13,14 +13,37 @@
 
 namespace zonelab::fs {
 
-uint32_t ZonedFs::gc_target_zones() const {
-  return policy_->gc_free_target(zones_->count(), superblock_.gc_free_pct);
+uint32_t ZonedFs::gc_target_zones(uint32_t set) const {
+  return policy_->gc_free_target(zones_->zones_in_set(set), superblock_.gc_free_pct);
 }
 
 FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
+  uint32_t emptied = 0;
+  for (uint32_t set = 0; set < zones_->set_count(); ++set) {
+    auto n = collect_garbage_in(set, free_zones);
+    if (!n) return n.status();
+    emptied += *n;
+  }
+  return emptied;
+}
+
+FsResult<uint32_t> ZonedFs::collect_garbage_in(uint32_t set, uint32_t free_zones) {
   std::lock_guard gc(gc_mutex_);
+  // Victims and copies stay in the set: a zone's live data fits an empty
+  // zone of its own set, which each set keeps for collection.
+  gc_sets_ = set_bit(set);
+  const SetMask sets = gc_sets_;
+  const uint64_t capacity = zones_->set_capacity_lbas(set);
   uint32_t emptied = 0;
   const uint32_t unit = policy_->gc_unit();
+  auto next_victim = [&]() -> std::optional<uint32_t> {
+    if (zones_->covers_all(sets)) return policy_->gc_victim(*zones_);
+    return policy_->gc_victim(*zones_->table_of(sets));
+  };
+  auto not_free = [&](uint32_t victim) {
+    return !zones_->is_data_zone(victim) || zones_->zone(victim).held() ||
+           zones_->zone(victim).collecting || zones_->zone(victim).set != set;
+  };
   for (uint32_t round = 0; unit > 1 && round < zones_->count(); ++round) {
     // Victims by the policy's order, as many as a stripe, while their live
     // data fits the empty zones but one (all of it is copied before any
@@ -29,16 +52,14 @@ FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
     {
       std::lock_guard lock(mutex_);
       if (FsStatus ok = check_writable(); !ok) return ok;
-      if (zones_->empty_count() >= free_zones) break;
-      const uint32_t empty = zones_->empty_count();
-      const uint64_t room =
-          empty > 1 ? uint64_t{empty - 1} * zones_->zones().front().capacity_lbas : 0;
+      if (zones_->empty_count(sets) >= free_zones) break;
+      const uint32_t empty = zones_->empty_count(sets);
+      const uint64_t room = empty > 1 ? uint64_t{empty - 1} * capacity : 0;
       uint64_t live = 0;
       while (victims.size() < unit) {
-        std::optional<uint32_t> victim = policy_->gc_victim(*zones_);
+        std::optional<uint32_t> victim = next_victim();
         if (!victim) break;
-        if (!zones_->is_data_zone(*victim) || zones_->zone(*victim).held() ||
-            zones_->zone(*victim).collecting) {
+        if (not_free(*victim)) {
           for (uint32_t v : victims) zones_->zone(v).collecting = false;
           return FsStatus(Code::kInvalid,
                           fmt::format("placement policy {} chose zone {} for garbage collection, "
@@ -65,10 +86,9 @@ FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
     {
       std::lock_guard lock(mutex_);
       if (FsStatus ok = check_writable(); !ok) return ok;
-      if (zones_->empty_count() >= free_zones) break;
-      victim = policy_->gc_victim(*zones_);
-      if (victim && (!zones_->is_data_zone(*victim) || zones_->zone(*victim).held() ||
-                     zones_->zone(*victim).collecting)) {
+      if (zones_->empty_count(sets) >= free_zones) break;
+      victim = next_victim();
+      if (victim && not_free(*victim)) {
         return FsStatus(Code::kInvalid,
                         fmt::format("placement policy {} chose zone {} for garbage collection, "
                                     "which is not free",
@@ -307,17 +327,21 @@ void ZonedFs::background_gc() {
     std::lock_guard lock(mutex_);
     if (unmounted_ || !failure_.empty()) return;
   }
-  const uint32_t target = gc_target_zones();
   // The minor collection: zones that hold nothing are reset, nothing copied.
   if (policy_->minor_gc()) (void)reclaim();
-  bool low = false;
-  {
-    std::lock_guard lock(mutex_);
-    low = zones_->empty_count() < target;
-  }
-  if (low) {
-    if (!policy_->minor_gc()) (void)reclaim();
-    (void)collect_garbage(target);
+  // Each zone set keeps the policy's share of its zones empty.
+  bool reclaimed = policy_->minor_gc();
+  for (uint32_t set = 0; set < zones_->set_count(); ++set) {
+    const uint32_t target = gc_target_zones(set);
+    bool low = false;
+    {
+      std::lock_guard lock(mutex_);
+      low = zones_->empty_count(set_bit(set)) < target;
+    }
+    if (!low) continue;
+    if (!reclaimed) (void)reclaim();
+    reclaimed = true;
+    (void)collect_garbage_in(set, target);
   }
   std::lock_guard lock(mutex_);
   schedule_background_gc();

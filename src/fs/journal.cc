@@ -16,9 +16,15 @@ namespace {
 constexpr uint8_t kSuperMagic[8] = {'Z', 'L', 'F', 'S', 'S', 'U', 'P', 'R'};
 constexpr uint8_t kMetaMagic[8] = {'Z', 'L', 'F', 'S', 'M', 'E', 'T', 'A'};
 constexpr uint32_t kGroupMagic = 0x47524C5A;  // "ZLRG"
-constexpr uint32_t kFormatVersion = 1;
-constexpr uint64_t kSuperblockBytes = 128;
-constexpr uint64_t kMetaFixedBytes = 168;  // header fields through snapshot_bytes
+constexpr uint32_t kFormatVersion = 1;        // a namespace of equal zones
+constexpr uint32_t kFormatVersionSets = 2;    // zone sets of several sizes
+constexpr uint64_t kSuperblockBytes = 128;    // version 1; version 2's first part
+constexpr uint64_t kSuperZoneSetBytes = 20;
+// A metadata header's fields before the superblock (magic, version, length,
+// sequence, next file id), and after it (the snapshot's length).
+constexpr uint64_t kMetaBeforeSuperBytes = 32;
+constexpr uint64_t kMetaAfterSuperBytes = 8;
+constexpr uint64_t kMetaFixedBytes = 168;  // version 1: header fields through snapshot_bytes
 constexpr uint64_t kGroupHeaderBytes = 24;
 constexpr uint64_t kCrcBytes = 4;
 
@@ -27,6 +33,34 @@ uint64_t round_up(uint64_t value, uint64_t align) { return (value + align - 1) /
 bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
+
+std::vector<SuperZoneSet> super_zone_sets(const DeviceIo& io) {
+  std::vector<SuperZoneSet> out;
+  if (io.info().uniform_zones()) return out;
+  for (const ZoneSetInfo& set : io.info().zone_sets) {
+    out.push_back(SuperZoneSet{set.zone_size_lbas, set.zone_capacity_lbas, set.zone_count});
+  }
+  return out;
+}
+
+std::string zone_sets_text(const std::vector<SuperZoneSet>& sets, uint64_t size_lbas,
+                           uint64_t capacity_lbas, uint32_t count) {
+  if (sets.empty()) return fmt::format("{}x{}/{} blocks", count, size_lbas, capacity_lbas);
+  std::string out;
+  for (const SuperZoneSet& set : sets) {
+    if (!out.empty()) out += ",";
+    out += fmt::format("{}x{}/{}", set.count, set.size_lbas, set.capacity_lbas);
+  }
+  return out + " blocks";
+}
+
+std::string zone_sets_text(const Superblock& sb) {
+  return zone_sets_text(sb.zone_sets, sb.zone_size_lbas, sb.zone_capacity_lbas, sb.zone_count);
+}
+
+std::string zone_sets_text(const std::vector<SuperZoneSet>& sets, const DeviceInfo& info) {
+  return zone_sets_text(sets, info.zone_size_lbas, info.zone_capacity_lbas, info.zone_count);
+}
 
 std::string uuid_text(const std::array<uint8_t, 16>& uuid) {
   std::string out;
@@ -37,12 +71,26 @@ std::string uuid_text(const std::array<uint8_t, 16>& uuid) {
   return out;
 }
 
+namespace {
+
+uint32_t format_version(const Superblock& sb) {
+  return sb.zone_sets.empty() ? kFormatVersion : kFormatVersionSets;
+}
+
+}  // namespace
+
+uint64_t superblock_bytes(const Superblock& sb) {
+  if (sb.zone_sets.empty()) return kSuperblockBytes;
+  return kSuperblockBytes + sb.zone_sets.size() * kSuperZoneSetBytes + kCrcBytes;
+}
+
 std::vector<uint8_t> encode_superblock(const Superblock& sb) {
   ZL_ASSERT(sb.policy.size() <= kPolicyNameBytes);
+  ZL_ASSERT(sb.zone_sets.size() != 1 && sb.zone_sets.size() <= kSuperZoneSetsMax);
   std::vector<uint8_t> out;
   ByteWriter w(out);
   w.bytes(kSuperMagic, sizeof kSuperMagic);
-  w.u32(kFormatVersion);
+  w.u32(format_version(sb));
   w.bytes(sb.uuid.data(), sb.uuid.size());
   w.u32(sb.block_bytes);
   w.u64(sb.zone_size_lbas);
@@ -54,11 +102,61 @@ std::vector<uint8_t> encode_superblock(const Superblock& sb) {
   std::array<uint8_t, kPolicyNameBytes> policy{};
   std::memcpy(policy.data(), sb.policy.data(), sb.policy.size());
   w.bytes(policy.data(), policy.size());
+  if (!sb.zone_sets.empty()) w.u32(static_cast<uint32_t>(sb.zone_sets.size()));
   out.resize(kSuperblockBytes - kCrcBytes, 0);
   ByteWriter(out).u32(crc32c(out.data(), out.size()));
   ZL_ASSERT(out.size() == kSuperblockBytes);
+  if (!sb.zone_sets.empty()) {
+    ByteWriter sets(out);
+    for (const SuperZoneSet& set : sb.zone_sets) {
+      sets.u64(set.size_lbas);
+      sets.u64(set.capacity_lbas);
+      sets.u32(set.count);
+    }
+    sets.u32(crc32c(out.data() + kSuperblockBytes, out.size() - kSuperblockBytes));
+  }
+  ZL_ASSERT(out.size() == superblock_bytes(sb));
   return out;
 }
+
+namespace {
+
+// A version-2 superblock's zone sets, after its first 128 bytes: `count`
+// sets and their CRC-32C, each checked.
+FsStatus decode_zone_sets(const uint8_t* bytes, size_t size, uint32_t count, Superblock& sb) {
+  auto corrupt = [](const std::string& what) {
+    return FsStatus(Code::kCorruption, "superblock: " + what);
+  };
+  const uint64_t table = uint64_t{count} * kSuperZoneSetBytes;
+  if (size < table + kCrcBytes) return corrupt("zone sets cut short");
+  if (load_u32(bytes + table) != crc32c(bytes, table))
+    return corrupt("zone sets checksum mismatch");
+  ByteReader r(bytes, table);
+  uint64_t zones = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    SuperZoneSet set;
+    set.size_lbas = r.u64();
+    set.capacity_lbas = r.u64();
+    set.count = r.u32();
+    if (set.size_lbas == 0 || set.capacity_lbas == 0 || set.capacity_lbas > set.size_lbas ||
+        set.count == 0) {
+      return corrupt(fmt::format("zone set {}: {} zones of size {} / capacity {}", i, set.count,
+                                 set.size_lbas, set.capacity_lbas));
+    }
+    zones += set.count;
+    sb.zone_sets.push_back(set);
+  }
+  if (zones != sb.zone_count) {
+    return corrupt(fmt::format("zone sets of {} zones in all, of {}", zones, sb.zone_count));
+  }
+  if (sb.zone_sets.front().size_lbas != sb.zone_size_lbas ||
+      sb.zone_sets.front().capacity_lbas != sb.zone_capacity_lbas) {
+    return corrupt("the first zone set is not the superblock's zone size and capacity");
+  }
+  return {};
+}
+
+}  // namespace
 
 FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
   auto corrupt = [](const std::string& what) {
@@ -72,9 +170,9 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
   }
   ByteReader r(bytes + 8, kSuperblockBytes - 8);
   uint32_t version = r.u32();
-  if (version != kFormatVersion) {
-    return corrupt(
-        fmt::format("format version {} (this zonelab reads {})", version, kFormatVersion));
+  if (version != kFormatVersion && version != kFormatVersionSets) {
+    return corrupt(fmt::format("format version {} (this zonelab reads {} and {})", version,
+                               kFormatVersion, kFormatVersionSets));
   }
   Superblock sb;
   std::memcpy(sb.uuid.data(), r.take(16), 16);
@@ -110,10 +208,25 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
   if (sb.finish_threshold_pct > 100 || sb.gc_free_pct > 100) {
     return corrupt("a percentage above 100");
   }
+  uint32_t set_count = 0;
+  if (version == kFormatVersionSets) {
+    set_count = r.u32();
+    if (set_count < 2 || set_count > kSuperZoneSetsMax) {
+      return corrupt(fmt::format("{} zone sets (2 to {})", set_count, kSuperZoneSetsMax));
+    }
+  }
   const size_t reserved_bytes = r.remaining() - kCrcBytes;
   const uint8_t* reserved = r.take(reserved_bytes);
   if (!std::all_of(reserved, reserved + reserved_bytes, [](uint8_t b) { return b == 0; })) {
-    return corrupt("reserved bytes 80..123 not zero");
+    return corrupt(version == kFormatVersion ? "reserved bytes 80..123 not zero"
+                                             : "reserved bytes 84..123 not zero");
+  }
+  if (set_count != 0) {
+    if (FsStatus ok =
+            decode_zone_sets(bytes + kSuperblockBytes, size - kSuperblockBytes, set_count, sb);
+        !ok) {
+      return ok;
+    }
   }
   return sb;
 }
@@ -126,15 +239,16 @@ std::vector<uint8_t> encode_meta_header(uint64_t sequence, FileId next_file_id,
   std::vector<uint8_t> out;
   ByteWriter w(out);
   w.bytes(kMetaMagic, sizeof kMetaMagic);
-  w.u32(kFormatVersion);
-  uint64_t total = round_up(kMetaFixedBytes + records.size() + kCrcBytes, block_bytes);
+  w.u32(format_version(sb));
+  const uint64_t fixed = kMetaBeforeSuperBytes + superblock_bytes(sb) + kMetaAfterSuperBytes;
+  uint64_t total = round_up(fixed + records.size() + kCrcBytes, block_bytes);
   w.u32(static_cast<uint32_t>(total / block_bytes));
   w.u64(sequence);
   w.u64(next_file_id);
   std::vector<uint8_t> super = encode_superblock(sb);
   w.bytes(super.data(), super.size());
   w.u64(records.size());
-  ZL_ASSERT(out.size() == kMetaFixedBytes);
+  ZL_ASSERT(out.size() == fixed);
   w.bytes(records.data(), records.size());
   w.u32(crc32c(out.data(), out.size()));
   out.resize(total, 0);
@@ -149,17 +263,31 @@ FsResult<MetaHeader> decode_meta_header(const uint8_t* bytes, size_t size, uint6
   *needed_blocks = 0;
   if (size < kMetaFixedBytes) return corrupt("cut short");
   if (std::memcmp(bytes, kMetaMagic, sizeof kMetaMagic) != 0) return corrupt("bad magic");
-  ByteReader r(bytes + 8, kMetaFixedBytes - 8);
-  uint32_t version = r.u32();
-  if (version != kFormatVersion) return corrupt(fmt::format("format version {}", version));
+  uint32_t version = load_u32(bytes + 8);
+  if (version != kFormatVersion && version != kFormatVersionSets) {
+    return corrupt(fmt::format("format version {}", version));
+  }
+  // Version 2's superblock is longer by its zone sets (a count at its byte
+  // 80, checked with the rest of it below).
+  uint64_t super_bytes = kSuperblockBytes;
+  if (version == kFormatVersionSets) {
+    const uint32_t sets = load_u32(bytes + kMetaBeforeSuperBytes + 80);
+    if (sets < 2 || sets > kSuperZoneSetsMax) {
+      return corrupt(fmt::format("{} zone sets (2 to {})", sets, kSuperZoneSetsMax));
+    }
+    super_bytes += sets * kSuperZoneSetBytes + kCrcBytes;
+  }
+  const uint64_t fixed = kMetaBeforeSuperBytes + super_bytes + kMetaAfterSuperBytes;
+  if (size < fixed) return corrupt("cut short");
+  ByteReader r(bytes + 12, fixed - 12);
   MetaHeader header;
   header.blocks = r.u32();
   header.sequence = r.u64();
   header.next_file_id = r.u64();
-  const uint8_t* super = r.take(kSuperblockBytes);
+  const uint8_t* super = r.take(super_bytes);
   uint64_t snapshot_bytes = r.u64();
   if (header.blocks == 0 || snapshot_bytes > header.blocks * block_bytes ||
-      kMetaFixedBytes + snapshot_bytes + kCrcBytes > header.blocks * block_bytes) {
+      fixed + snapshot_bytes + kCrcBytes > header.blocks * block_bytes) {
     return corrupt(
         fmt::format("{} blocks for a snapshot of {} bytes", header.blocks, snapshot_bytes));
   }
@@ -167,16 +295,20 @@ FsResult<MetaHeader> decode_meta_header(const uint8_t* bytes, size_t size, uint6
     *needed_blocks = header.blocks;
     return FsStatus(Code::kInvalid, "metadata header: more blocks needed");
   }
-  uint64_t crc_at = kMetaFixedBytes + snapshot_bytes;
+  uint64_t crc_at = fixed + snapshot_bytes;
   if (load_u32(bytes + crc_at) != crc32c(bytes, crc_at)) return corrupt("checksum mismatch");
-  auto sb = decode_superblock(super, kSuperblockBytes);
+  auto sb = decode_superblock(super, super_bytes);
   if (!sb) return sb.status();
+  if (format_version(*sb) != version) {
+    return corrupt(fmt::format("format version {} beside a superblock of version {}", version,
+                               format_version(*sb)));
+  }
   header.superblock = *sb;
   if (header.superblock.block_bytes != block_bytes) {
     return corrupt(
         fmt::format("block size {} on a device of {}", header.superblock.block_bytes, block_bytes));
   }
-  auto records = decode_records(bytes + kMetaFixedBytes, snapshot_bytes);
+  auto records = decode_records(bytes + fixed, snapshot_bytes);
   if (!records) return records.status();
   header.snapshot = std::move(records).value();
   if (header.sequence == 0 || header.next_file_id == 0) return corrupt("sequence or file id 0");
@@ -364,13 +496,12 @@ FsResult<Recovered> Journal::recover(DeviceIo& io) {
                                 why[0], why[1]));
   }
   const Superblock sb = best->second.superblock;
-  if (sb.zone_count != io.zone_count() || sb.zone_size_lbas != io.zone_size_lbas() ||
-      sb.zone_capacity_lbas != io.zone_capacity_lbas()) {
+  const std::vector<SuperZoneSet> device_sets = super_zone_sets(io);
+  if (sb.zone_count != io.zone_count() || sb.zone_size_lbas != io.info().zone_size_lbas ||
+      sb.zone_capacity_lbas != io.info().zone_capacity_lbas || sb.zone_sets != device_sets) {
     return FsStatus(Code::kCorruption,
-                    fmt::format("superblock: made for {} zones of {}/{} LBAs, the device has {} "
-                                "of {}/{}",
-                                sb.zone_count, sb.zone_size_lbas, sb.zone_capacity_lbas,
-                                io.zone_count(), io.zone_size_lbas(), io.zone_capacity_lbas()));
+                    fmt::format("superblock: made for zones {}, the device has {}",
+                                zone_sets_text(sb), zone_sets_text(device_sets, io.info())));
   }
   for (uint32_t z = 2; z < sb.meta_zones; ++z) {
     auto header = read_header(io, z);
@@ -406,7 +537,7 @@ FsResult<Recovered> Journal::recover(DeviceIo& io) {
     lba += group->blocks;
   }
   out.next_lba = lba;
-  out.needs_roll = lba != end || end == io.zone_start(out.zone) + io.zone_capacity_lbas() ||
+  out.needs_roll = lba != end || end == io.zone_start(out.zone) + io.zone_capacity_of(out.zone) ||
                    io.zone(out.zone).state == ZoneState::kFull;
   return out;
 }
@@ -425,10 +556,10 @@ FsStatus Journal::start_zone(uint32_t zone, const std::vector<Record>& snapshot,
   const uint64_t bs = io_.block_bytes();
   std::vector<uint8_t> header = encode_meta_header(sequence_ + 1, next_file_id, sb_, snapshot, bs);
   uint64_t blocks = header.size() / bs;
-  if (blocks > io_.zone_capacity_lbas()) {
+  if (blocks > io_.zone_capacity_of(zone)) {
     return FsStatus(Code::kNoSpace,
                     fmt::format("the metadata ({} bytes) no longer fits a metadata zone ({} bytes)",
-                                header.size(), io_.zone_capacity_lbas() * bs));
+                                header.size(), io_.zone_capacity_of(zone) * bs));
   }
   if (io_.zone(zone).state != ZoneState::kEmpty) {
     if (FsStatus ok = io_.reset(zone); !ok) return ok;
@@ -475,7 +606,7 @@ FsStatus Journal::roll(const std::vector<Record>& snapshot, FileId next_file_id)
 FsStatus Journal::commit(const TakeFn& take, const DurableFn& durable) {
   std::lock_guard lock(mutex_);
   const uint64_t bs = io_.block_bytes();
-  uint64_t zone_end = io_.zone_start(zone_) + io_.zone_capacity_lbas();
+  uint64_t zone_end = io_.zone_start(zone_) + io_.zone_capacity_of(zone_);
   uint64_t room = (zone_end - next_lba_) * bs;
   if (needs_roll_) room = 0;
   Batch batch = take(std::min(room, kGroupBytesMax + kGroupHeaderBytes + kCrcBytes));

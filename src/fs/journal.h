@@ -32,6 +32,17 @@ inline constexpr uint32_t kMetaZonesMin = 2;
 inline constexpr uint32_t kMetaZonesMax = 8;
 inline constexpr uint64_t kPolicyNameBytes = 16;
 
+// The file system's record of one zone set of the namespace it was made on
+// (FlexZNS's zone_format, seed 001 §III-B): zones of one size, in LBA order.
+struct SuperZoneSet {
+  uint64_t size_lbas = 0;
+  uint64_t capacity_lbas = 0;
+  uint32_t count = 0;
+
+  bool operator==(const SuperZoneSet&) const = default;
+};
+inline constexpr size_t kSuperZoneSetsMax = 16;
+
 // What mkfs chose, kept in every header.
 struct Superblock {
   std::array<uint8_t, 16> uuid{};
@@ -47,14 +58,30 @@ struct Superblock {
   // are free, in percent.
   uint32_t gc_free_pct = 0;
   std::string policy;  // at most kPolicyNameBytes
+  // A namespace of several zone sizes: every set, in LBA order (the first
+  // set's size and capacity are the fields above; the counts add up to
+  // zone_count). Empty on a namespace of equal zones.
+  std::vector<SuperZoneSet> zone_sets;
 
   bool operator==(const Superblock&) const = default;
 };
 
-// The superblock as 128 bytes (magic, fields, CRC-32C), and back; the
-// decoder checks every field.
+// The superblock as bytes, and back; the decoder checks every field. On a
+// namespace of equal zones it is 128 bytes (magic, fields, CRC-32C): format
+// version 1. With zone sets it is version 2: the same 128 bytes, then the
+// sets and a CRC-32C of them (superblock_bytes()).
+std::vector<uint8_t> encode_superblock(const Superblock& sb);
+uint64_t superblock_bytes(const Superblock& sb);
 std::vector<uint8_t> encode_superblock(const Superblock& sb);
 FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size);
+// The device's zone sets as a superblock records them (empty on a
+// namespace of equal zones).
+std::vector<SuperZoneSet> super_zone_sets(const DeviceIo& io);
+// Zone geometry for messages: "COUNTxSIZE/CAPACITY,... blocks".
+std::string zone_sets_text(const std::vector<SuperZoneSet>& sets, uint64_t size_lbas,
+                           uint64_t capacity_lbas, uint32_t count);
+std::string zone_sets_text(const Superblock& sb);
+std::string zone_sets_text(const std::vector<SuperZoneSet>& sets, const DeviceInfo& info);
 // A UUID as text (8-4-4-4-12 hex digits).
 std::string uuid_text(const std::array<uint8_t, 16>& uuid);
 

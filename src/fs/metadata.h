@@ -107,7 +107,7 @@ inline constexpr uint8_t kRecordTypeLast = 13;
 // A policy's stored options and state, at most.
 inline constexpr uint64_t kPolicyStateBytesMax = 256 << 10;
 // Counters a counters record may hold (more than today's, for later ones).
-inline constexpr uint64_t kCountersMax = 64;
+inline constexpr uint64_t kCountersMax = 128;
 const char* record_type_name(RecordType type);
 
 struct Record {

@@ -45,8 +45,7 @@ FsStatus ZonedFs::recover() {
                                 "needs 3 of each",
                                 io_.info().max_open, io_.info().max_active));
   }
-  zones_ = std::make_unique<ZoneManager>(superblock_.meta_zones, superblock_.zone_count,
-                                         io_.zone_size_lbas(), io_.zone_capacity_lbas(), limits);
+  zones_ = std::make_unique<ZoneManager>(superblock_.meta_zones, io_.zone_sets(), limits);
 
   std::lock_guard lock(mutex_);
   const uint64_t bs = io_.block_bytes();

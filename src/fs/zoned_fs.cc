@@ -62,6 +62,10 @@ std::vector<uint64_t> counter_values(const FsCounters& c) {
         c.last_resort_placements, c.striped_rounds, c.compaction_read_waits}) {
     v.push_back(x);
   }
+  if (!c.set_written_bytes.empty()) {
+    v.push_back(c.set_written_bytes.size());
+    for (const auto& set : c.set_written_bytes) v.insert(v.end(), set.begin(), set.end());
+  }
   ZL_ASSERT(v.size() <= kCountersMax);
   return v;
 }
@@ -80,6 +84,18 @@ FsCounters counters_of(const std::vector<uint64_t>& values) {
     slots.push_back(x);
   }
   for (size_t i = 0; i < slots.size() && i < values.size(); ++i) *slots[i] = values[i];
+  // The zone sets' bytes: a count, then that many sets (a record cut short,
+  // or a count past the values, leaves them out).
+  size_t at = slots.size();
+  if (at < values.size()) {
+    const uint64_t sets = values[at++];
+    if (sets <= kSuperZoneSetsMax && (values.size() - at) / kWriteCauseCount >= sets) {
+      c.set_written_bytes.resize(sets);
+      for (auto& set : c.set_written_bytes) {
+        for (uint64_t& x : set) x = values[at++];
+      }
+    }
+  }
   return c;
 }
 
@@ -132,15 +148,23 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
   if (info.lba_size_bytes < 512 || info.lba_size_bytes > (1 << 16)) {
     return FsStatus(Code::kInvalid, fmt::format("a block size of {}", info.lba_size_bytes));
   }
-  if (!info.uniform_zones()) {
-    return FsStatus(Code::kInvalid,
-                    fmt::format("the file system takes zones of one size; this device is "
-                                "formatted with {} zone sets (zonelab format --zones SIZE:COUNT)",
-                                info.zone_sets.size()));
+  // Every zone set (the metadata zones are the namespace's first zones,
+  // whatever their set; data goes in any).
+  if (info.zone_sets.size() > kSuperZoneSetsMax) {
+    return FsStatus(Code::kInvalid, fmt::format("{} zone sets; the file system records at most {}",
+                                                info.zone_sets.size(), kSuperZoneSetsMax));
   }
-  if (info.zone_capacity_lbas < 16) {
-    return FsStatus(Code::kInvalid, fmt::format("zones of {} blocks are too small (16 at least)",
-                                                info.zone_capacity_lbas));
+  for (size_t i = 0; i < std::max<size_t>(1, info.zone_sets.size()); ++i) {
+    const uint64_t capacity =
+        info.zone_sets.empty() ? info.zone_capacity_lbas : info.zone_sets[i].zone_capacity_lbas;
+    if (capacity < 16) {
+      return FsStatus(Code::kInvalid,
+                      info.uniform_zones()
+                          ? fmt::format("zones of {} blocks are too small (16 at least)", capacity)
+                          : fmt::format("zone set {}: zones of {} blocks are too small (16 at "
+                                        "least)",
+                                        i, capacity));
+    }
   }
   return {};
 }
@@ -239,9 +263,10 @@ FsStatus ZonedFs::mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport*
   Superblock sb;
   sb.uuid = make_uuid(options.uuid_seed);
   sb.block_bytes = static_cast<uint32_t>(io.block_bytes());
-  sb.zone_size_lbas = io.zone_size_lbas();
-  sb.zone_capacity_lbas = io.zone_capacity_lbas();
+  sb.zone_size_lbas = io.info().zone_size_lbas;
+  sb.zone_capacity_lbas = io.info().zone_capacity_lbas;
   sb.zone_count = io.zone_count();
+  sb.zone_sets = super_zone_sets(io);
   sb.meta_zones = options.meta_zones;
   sb.finish_threshold_pct = options.finish_threshold_pct;
   sb.gc_free_pct = options.gc_free_pct;
@@ -330,6 +355,14 @@ FsCounters ZonedFs::counters_locked() const {
   FsCounters c = counters_;
   for (size_t i = 0; i < kWriteCauseCount; ++i) {
     c.device_written_bytes[i] += io_.counters().write_bytes[i].load(std::memory_order_relaxed);
+  }
+  const size_t sets = io_.info().uniform_zones() ? 0 : io_.info().zone_sets.size();
+  c.set_written_bytes.resize(sets);
+  for (size_t s = 0; s < sets; ++s) {
+    for (size_t i = 0; i < kWriteCauseCount; ++i) {
+      c.set_written_bytes[s][i] +=
+          io_.counters().set_write_bytes[s][i].load(std::memory_order_relaxed);
+    }
   }
   return c;
 }
@@ -454,6 +487,10 @@ FsStatus ZonedFs::reset_free_zones() {
   return {};
 }
 
+SetMask ZonedFs::writer_sets(WriterId writer) const {
+  return writer == kGcWriter ? gc_sets_ : kAllSets;
+}
+
 FsResult<std::optional<uint32_t>> ZonedFs::try_allocate_zone(WriterId writer, Lifetime lifetime,
                                                              IoClass io_class,
                                                              std::span<const uint32_t> stripe) {
@@ -462,7 +499,8 @@ FsResult<std::optional<uint32_t>> ZonedFs::try_allocate_zone(WriterId writer, Li
   {
     std::lock_guard lock(mutex_);
     if (FsStatus ok = check_writable(); !ok) return ok;
-    a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe);
+    a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe,
+                         writer_sets(writer));
     if (a.kind == Kind::kFinish) {
       zones_->zone(a.zone).collecting = false;  // not ours to finish: nobody waits here
       changed_.notify_all();
@@ -479,6 +517,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
                                           std::span<const uint32_t> stripe, bool gives_tail) {
   using Kind = ZoneManager::Allocation::Kind;
   const bool for_gc = writer == kGcWriter;
+  const SetMask sets = writer_sets(writer);
   bool waited = false;
   const auto no_space_deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kNoSpaceWaitMs);
@@ -488,7 +527,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     {
       std::unique_lock lock(mutex_);
       if (FsStatus ok = check_writable(); !ok) return ok;
-      a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe);
+      a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe, sets);
       if (a.kind == Kind::kZone) {
         mark_taken_locked(a.zone, writer, gives_tail);
       } else if (a.kind == Kind::kWait) {
@@ -541,13 +580,13 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     uint32_t before = 0;
     {
       std::lock_guard lock(mutex_);
-      before = zones_->empty_count();
+      before = zones_->empty_count(sets);
     }
     if (FsStatus ok = commit(); !ok) return ok;
     if (FsStatus ok = reset_free_zones(); !ok) return ok;
     {
       std::lock_guard lock(mutex_);
-      if (zones_->empty_count() > before) continue;
+      if (zones_->empty_count(sets) > before) continue;
     }
     if (!for_gc && options_.gc) {
       auto collected = collect_garbage(2);
@@ -558,7 +597,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     // space (a collection, a reset, a reader of a dead zone finishing): wait
     // for a change, within a bound.
     std::unique_lock lock(mutex_);
-    if (zones_->empty_count() > before) continue;  // freed meanwhile, by a collection
+    if (zones_->empty_count(sets) > before) continue;  // freed meanwhile, by a collection
     if (device_.concurrent() && zones_->busy_elsewhere(writer) &&
         std::chrono::steady_clock::now() < no_space_deadline) {
       changed_.wait_for(lock, std::chrono::milliseconds(20));
@@ -566,7 +605,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     }
     // The last resort: room left in a zone of other data, whatever its
     // lifetime -- space otherwise lost to the placement.
-    std::optional<uint32_t> any = zones_->take_any_room(writer, lifetime, io_class);
+    std::optional<uint32_t> any = zones_->take_any_room(writer, lifetime, io_class, sets);
     if (!any) break;
     ++counters_.last_resort_placements;
     mark_taken_locked(*any, writer, gives_tail);
@@ -948,18 +987,60 @@ FsResult<std::unique_ptr<ReadableFile>> ZonedFs::open_read(const std::string& pa
 
 // --- inspection --------------------------------------------------------------
 
+namespace {
+
+// A data zone's share of the space (FsSpace, or a zone set's FsSetSpace).
+template <typename Space>
+void count_zone(Space& space, const DataZone& z, uint64_t bs) {
+  ++space.data_zones;
+  if (z.empty()) ++space.empty_zones;
+  if (z.active()) ++space.active_zones;
+  space.free_bytes += z.room_lbas() * bs;
+  space.used_bytes += z.live_blocks * bs;
+  space.reclaimable_bytes += z.garbage_blocks() * bs;
+  if (z.finished) space.lost_bytes += (z.capacity_lbas - z.wp_lbas) * bs;
+}
+
+}  // namespace
+
+nlohmann::ordered_json space_sets_json(const FsSpace& s, const Superblock& sb) {
+  nlohmann::ordered_json sets = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < s.sets.size(); ++i) {
+    const FsSetSpace& set = s.sets[i];
+    nlohmann::ordered_json j = {{"set", i}};
+    if (i < sb.zone_sets.size()) {
+      j["zones"] = sb.zone_sets[i].count;
+      j["zone_size_bytes"] = sb.zone_sets[i].size_lbas * sb.block_bytes;
+    }
+    j.update({{"zone_bytes", set.zone_bytes},
+              {"data_zones", set.data_zones},
+              {"empty_zones", set.empty_zones},
+              {"active_zones", set.active_zones},
+              {"free_bytes", set.free_bytes},
+              {"used_bytes", set.used_bytes},
+              {"reclaimable_bytes", set.reclaimable_bytes},
+              {"lost_bytes", set.lost_bytes},
+              {"gc_written_bytes", set.gc_written_bytes},
+              {"write_amplification", set.write_amplification}});
+    sets.push_back(j);
+  }
+  return sets;
+}
+
 FsSpace ZonedFs::space_locked() const {
   FsSpace s;
   const uint64_t bs = io_.block_bytes();
-  s.zone_bytes = io_.zone_capacity_lbas() * bs;
-  s.data_zones = zones_->count();
+  const bool sets = !io_.info().uniform_zones();
+  if (sets) s.sets.resize(io_.info().zone_sets.size());
   for (const DataZone& z : zones_->zones()) {
-    if (z.empty()) ++s.empty_zones;
-    if (z.active()) ++s.active_zones;
-    s.free_bytes += z.room_lbas() * bs;
-    s.used_bytes += z.live_blocks * bs;
-    s.reclaimable_bytes += z.garbage_blocks() * bs;
-    if (z.finished) s.lost_bytes += (z.capacity_lbas - z.wp_lbas) * bs;
+    const uint64_t zone_bytes = z.capacity_lbas * bs;
+    if (s.zone_bytes == 0 || zone_bytes < s.zone_bytes) s.zone_bytes = zone_bytes;
+    s.size_bytes += zone_bytes;
+    count_zone(s, z, bs);
+    if (sets) {
+      s.sets[z.set].zone_bytes = zone_bytes;
+      count_zone(s.sets[z.set], z, bs);
+    }
   }
   for (const auto& [id, node] : meta_.files()) {
     if (node.nlink == 0) continue;
@@ -973,6 +1054,15 @@ FsSpace ZonedFs::space_locked() const {
   for (uint64_t b : c.device_written_bytes) written += b;
   s.write_amplification =
       appended == 0 ? 0.0 : static_cast<double>(written) / static_cast<double>(appended);
+  for (size_t i = 0; i < s.sets.size() && i < c.set_written_bytes.size(); ++i) {
+    const auto& bytes = c.set_written_bytes[i];
+    uint64_t all = 0;
+    for (uint64_t b : bytes) all += b;
+    const uint64_t data = bytes[static_cast<size_t>(WriteCause::kData)];
+    s.sets[i].gc_written_bytes = bytes[static_cast<size_t>(WriteCause::kGc)];
+    s.sets[i].write_amplification =
+        data == 0 ? 0.0 : static_cast<double>(all) / static_cast<double>(data);
+  }
   return s;
 }
 
@@ -1062,6 +1152,7 @@ std::string ZonedFs::stats_json() const {
                   {"files", s.files},
                   {"file_bytes", s.file_bytes},
                   {"write_amplification", s.write_amplification}};
+  if (!s.sets.empty()) out["space"]["sets"] = space_sets_json(s, superblock_);
   out["files"] = {{"created", c.files_created},
                   {"deleted", c.files_deleted},
                   {"syncs", c.syncs},

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
 #include <span>
@@ -148,14 +149,38 @@ struct FsCounters {
   uint64_t striped_rounds = 0;            // rounds of striped writes (each in flight together)
   uint64_t compaction_read_waits = 0;     // compaction reads that waited for a flush's group
   uint64_t device_written_bytes[kWriteCauseCount] = {};  // all the file system wrote, by cause
+  // On a namespace of several zone sets: what it wrote into each set's
+  // zones, by cause (empty on a namespace of equal zones).
+  std::vector<std::array<uint64_t, kWriteCauseCount>> set_written_bytes;
 };
 
-// FsCounters as the values of a counters record (kCounters), and back.
+// FsCounters as the values of a counters record (kCounters), and back. The
+// scalars come first, in a fixed order; then, with zone sets, their count
+// and each set's bytes by cause.
 std::vector<uint64_t> counter_values(const FsCounters& counters);
 FsCounters counters_of(const std::vector<uint64_t>& values);
 
+// One zone set's share of the data zones (a namespace of several zone
+// sizes; FsSpace::sets).
+struct FsSetSpace {
+  uint64_t zone_bytes = 0;  // one zone's capacity
+  uint32_t data_zones = 0;
+  uint32_t empty_zones = 0;
+  uint32_t active_zones = 0;
+  uint64_t free_bytes = 0;
+  uint64_t used_bytes = 0;
+  uint64_t reclaimable_bytes = 0;
+  uint64_t lost_bytes = 0;
+  // Bytes written into the set's zones (data, padding, metadata, garbage
+  // collection) / data bytes written into them, since the file system was
+  // made: the set's garbage collection and padding overhead.
+  double write_amplification = 0;
+  uint64_t gc_written_bytes = 0;
+};
+
 struct FsSpace {
-  uint64_t zone_bytes = 0;  // one data zone's capacity
+  uint64_t zone_bytes = 0;  // the smallest data zone's capacity
+  uint64_t size_bytes = 0;  // every data zone's capacity
   uint32_t data_zones = 0;
   uint32_t empty_zones = 0;
   uint32_t active_zones = 0;
@@ -168,7 +193,13 @@ struct FsSpace {
   // Bytes the file system wrote to the device (data, padding, metadata,
   // garbage collection) / bytes files were given, since it was made.
   double write_amplification = 0;
+  // Each zone set, in LBA order, on a namespace of several zone sizes
+  // (empty otherwise).
+  std::vector<FsSetSpace> sets;
 };
+
+// FsSpace::sets as JSON (stats_json's space.sets, fs df --json).
+nlohmann::ordered_json space_sets_json(const FsSpace& space, const Superblock& sb);
 
 class WritableFile;
 class ReadableFile;
@@ -252,8 +283,9 @@ class ZonedFs {
   // Open files (handles), for checks at unmount.
   uint64_t open_handles() const;
 
-  // Runs garbage collection until `free_zones` data zones are empty or no
-  // zone has garbage; returns the zones it emptied.
+  // Runs garbage collection until `free_zones` data zones of each zone set
+  // are empty or no zone of the set has garbage; returns the zones it
+  // emptied.
   FsResult<uint32_t> collect_garbage(uint32_t free_zones);
 
   // Checks every invariant (fsck.cc); with `repair`, mends what it can.
@@ -394,7 +426,13 @@ class ZonedFs {
   // Sets the next background collection (under mutex_).
   void schedule_background_gc();
   void background_gc();
-  uint32_t gc_target_zones() const;
+  // The empty zones garbage collection keeps in a zone set.
+  uint32_t gc_target_zones(uint32_t set) const;
+  // collect_garbage in one zone set: victims from it, copies into it.
+  FsResult<uint32_t> collect_garbage_in(uint32_t set, uint32_t free_zones);
+  // The zone sets a writer may take zones in (every set but for garbage
+  // collection's copies, which stay in the set being collected).
+  SetMask writer_sets(WriterId writer) const;
 
   std::unique_ptr<FsDevice> owned_device_;  // the stack's, when mounted from one
   FsDevice& device_;
@@ -420,7 +458,8 @@ class ZonedFs {
   uint64_t handles_ = 0;
   uint64_t gc_timer_ = 0;
   bool unmounted_ = false;
-  std::mutex gc_mutex_;  // one collection at a time
+  std::mutex gc_mutex_;         // one collection at a time
+  SetMask gc_sets_ = kAllSets;  // the set being collected (under gc_mutex_)
 };
 
 // A file open for writing: appends go into a buffer and out to the device in

@@ -753,8 +753,8 @@ TEST(ZonedFs, ATornRollFallsBackToTheOlderMetadataZone) {
     DeviceIo io(stack_device);
     Superblock sb;
     sb.block_bytes = kBs;
-    sb.zone_size_lbas = io.zone_size_lbas();
-    sb.zone_capacity_lbas = io.zone_capacity_lbas();
+    sb.zone_size_lbas = io.info().zone_size_lbas;
+    sb.zone_capacity_lbas = io.info().zone_capacity_lbas;
     sb.zone_count = io.zone_count();
     sb.meta_zones = 2;
     sb.policy = "zenfs";

@@ -3,21 +3,31 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 
 namespace zonelab::fs {
 
-ZoneManager::ZoneManager(uint32_t first_zone, uint32_t zone_count, uint64_t zone_size_lbas,
-                         uint64_t capacity_lbas, ZoneLimits limits)
-    : first_(first_zone), limits_(limits), zone_size_lbas_(zone_size_lbas) {
+ZoneManager::ZoneManager(uint32_t first_zone, const std::vector<ZoneSetInfo>& sets,
+                         ZoneLimits limits)
+    : first_(first_zone), limits_(limits) {
   ZL_ASSERT(limits.open >= 2 && limits.active >= 2 && limits.open <= limits.active);
-  ZL_ASSERT(first_zone < zone_count);
-  for (uint32_t z = first_zone; z < zone_count; ++z) {
-    DataZone zone;
-    zone.index = z;
-    zone.start_lba = uint64_t{z} * zone_size_lbas;
-    zone.capacity_lbas = capacity_lbas;
-    zones_.push_back(zone);
+  for (uint32_t s = 0; s < sets.size(); ++s) {
+    const ZoneSetInfo& set = sets[s];
+    for (uint32_t z = std::max(first_zone, set.first_zone); z < set.first_zone + set.zone_count;
+         ++z) {
+      DataZone zone;
+      zone.index = z;
+      zone.set = s;
+      zone.start_lba = set.start_of(z);
+      zone.size_lbas = set.zone_size_lbas;
+      zone.capacity_lbas = set.zone_capacity_lbas;
+      zones_.push_back(zone);
+    }
+    set_zones_.push_back(static_cast<uint32_t>(zones_.size()) -
+                         std::accumulate(set_zones_.begin(), set_zones_.end(), 0u));
+    set_capacity_.push_back(set.zone_capacity_lbas);
   }
+  ZL_ASSERT(!zones_.empty() && zones_.front().index == first_zone);
 }
 
 void ZoneManager::load(uint32_t index, uint64_t wp_lbas, bool finished) {
@@ -57,10 +67,25 @@ uint32_t ZoneManager::active_count() const {
       std::count_if(zones_.begin(), zones_.end(), [](const DataZone& z) { return z.active(); }));
 }
 
-uint32_t ZoneManager::empty_count() const {
-  return static_cast<uint32_t>(std::count_if(zones_.begin(), zones_.end(), [](const DataZone& z) {
-    return z.empty() && !z.held() && !z.collecting;
+uint32_t ZoneManager::empty_count(SetMask sets) const {
+  return static_cast<uint32_t>(std::count_if(zones_.begin(), zones_.end(), [&](const DataZone& z) {
+    return z.empty() && !z.held() && !z.collecting && (sets & set_bit(z.set)) != 0;
   }));
+}
+
+bool ZoneManager::covers_all(SetMask sets) const {
+  for (uint32_t s = 0; s < set_count(); ++s) {
+    if (zones_in_set(s) != 0 && (sets & set_bit(s)) == 0) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<ZoneTable> ZoneManager::table_of(SetMask sets) const {
+  std::vector<uint32_t> indexes;
+  for (uint32_t i = 0; i < count(); ++i) {
+    if ((sets & set_bit(zones_[i].set)) != 0) indexes.push_back(i);
+  }
+  return std::make_unique<SetZoneTable>(*this, std::move(indexes));
 }
 
 bool ZoneManager::revoke_idle(WriterId asking, bool part_way) {
@@ -122,7 +147,7 @@ void ZoneManager::take(DataZone& z, WriterId writer, Lifetime lifetime, IoClass 
 ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime lifetime,
                                               IoClass io_class, WriterId writer,
                                               bool keep_empty_for_gc,
-                                              std::span<const uint32_t> stripe) {
+                                              std::span<const uint32_t> stripe, SetMask sets) {
   ZL_ASSERT(writer != kNoWriter);
   Allocation out;
   // The log and garbage collection may use the last token of each kind.
@@ -134,7 +159,11 @@ ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime 
   if (held_count() >= open_cap) return out;
 
   const PlacementRequest request{lifetime, io_class, writer == kGcWriter, stripe};
-  Placement placement = policy.place(*this, request);
+  // On a namespace of zone sets the policy sees the writer's sets only.
+  const bool every_zone = covers_all(sets);
+  std::unique_ptr<ZoneTable> own = every_zone ? nullptr : table_of(sets);
+  const ZoneTable& mine = every_zone ? static_cast<const ZoneTable&>(*this) : *own;
+  Placement placement = policy.place(mine, request);
   if (placement.kind == Placement::Kind::kContinue) {
     DataZone& z = zone(placement.zone);
     ZL_ASSERT(z.written_part_way() && !z.held() && !z.collecting && z.room_lbas() > 0);
@@ -165,15 +194,22 @@ ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime 
     return out;
   }
 
+  // Each set keeps its last empty zone for garbage collection.
   const uint32_t reserve = keep_empty_for_gc && writer != kGcWriter ? 1 : 0;
-  if (empty_count() <= reserve) {
+  SetMask open_sets = 0;
+  for (uint32_t s = 0; s < set_count(); ++s) {
+    if ((sets & set_bit(s)) != 0 && empty_count(set_bit(s)) > reserve) open_sets |= set_bit(s);
+  }
+  if (open_sets == 0) {
     out.kind = Allocation::Kind::kNoSpace;
     return out;
   }
-  std::optional<uint32_t> chosen = policy.choose_empty(*this, request);
+  std::unique_ptr<ZoneTable> open_table = covers_all(open_sets) ? nullptr : table_of(open_sets);
+  std::optional<uint32_t> chosen =
+      policy.choose_empty(open_table ? *open_table : static_cast<const ZoneTable&>(*this), request);
   ZL_ASSERT(chosen && "empty_count() found an empty zone");
   DataZone& z = zone(*chosen);
-  ZL_ASSERT(z.empty() && !z.held() && !z.collecting);
+  ZL_ASSERT(z.empty() && !z.held() && !z.collecting && (open_sets & set_bit(z.set)) != 0);
   take(z, writer, lifetime, io_class);
   out.kind = Allocation::Kind::kZone;
   out.zone = z.index;
@@ -182,11 +218,12 @@ ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime 
 }
 
 std::optional<uint32_t> ZoneManager::take_any_room(WriterId writer, Lifetime lifetime,
-                                                   IoClass io_class) {
+                                                   IoClass io_class, SetMask sets) {
   auto roomiest = [&]() -> DataZone* {
     DataZone* best = nullptr;
     for (DataZone& z : zones_) {
       if (!z.written_part_way() || z.held() || z.collecting || z.room_lbas() == 0) continue;
+      if ((sets & set_bit(z.set)) == 0) continue;
       if (best == nullptr || z.room_lbas() > best->room_lbas()) best = &z;
     }
     return best;
@@ -234,7 +271,8 @@ std::vector<uint32_t> ZoneManager::resettable(uint64_t durable_seq) const {
 ZoneView ZoneManager::view(const DataZone& z) const {
   ZoneView v;
   v.zone = z.index;
-  v.size_lbas = zone_size_lbas_;
+  v.set = z.set;
+  v.size_lbas = z.size_lbas;
   v.capacity_lbas = z.capacity_lbas;
   v.written_lbas = z.wp_lbas;
   v.room_lbas = z.room_lbas();

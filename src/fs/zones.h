@@ -24,12 +24,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "fs/metadata.h"
 #include "fs/placement.h"
+#include "zonelab/device.h"
 
 namespace zonelab::fs {
 
@@ -40,7 +42,9 @@ inline constexpr WriterId kGcWriter = UINT64_MAX;
 
 struct DataZone {
   uint32_t index = 0;
+  uint32_t set = 0;  // zone set (FlexZNS zone_format; 0 on a namespace of equal zones)
   uint64_t start_lba = 0;
+  uint64_t size_lbas = 0;
   uint64_t capacity_lbas = 0;
   uint64_t wp_lbas = 0;                    // zone-relative: blocks written
   uint64_t live_blocks = 0;                // blocks files hold
@@ -66,6 +70,27 @@ struct DataZone {
   uint64_t garbage_blocks() const { return wp_lbas - live_blocks; }
 };
 
+// Zone sets, as a bit each (set s: bit s); a namespace has at most
+// kMaxZoneSets.
+using SetMask = uint32_t;
+inline constexpr SetMask kAllSets = ~SetMask{0};
+inline constexpr SetMask set_bit(uint32_t set) { return SetMask{1} << set; }
+
+// The data zones of some zone sets, as a policy sees them: the zones a
+// writer confined to those sets may take (the whole table when that is
+// every zone).
+class SetZoneTable final : public ZoneTable {
+ public:
+  SetZoneTable(const ZoneTable& all, std::vector<uint32_t> indexes)
+      : all_(all), indexes_(std::move(indexes)) {}
+  uint32_t size() const override { return static_cast<uint32_t>(indexes_.size()); }
+  ZoneView at(uint32_t index) const override { return all_.at(indexes_[index]); }
+
+ private:
+  const ZoneTable& all_;
+  std::vector<uint32_t> indexes_;
+};
+
 struct ZoneLimits {
   uint32_t open = 0;    // zones held at once
   uint32_t active = 0;  // zones active at once
@@ -73,8 +98,9 @@ struct ZoneLimits {
 
 class ZoneManager final : public ZoneTable {
  public:
-  ZoneManager(uint32_t first_zone, uint32_t zone_count, uint64_t zone_size_lbas,
-              uint64_t capacity_lbas, ZoneLimits limits);
+  // Zones from `first_zone` to the end of the namespace laid out as `sets`
+  // (in LBA order; one set on a namespace of equal zones).
+  ZoneManager(uint32_t first_zone, const std::vector<ZoneSetInfo>& sets, ZoneLimits limits);
 
   // The device's view at mount: zone-relative write pointer and whether the
   // zone takes no more writes.
@@ -125,14 +151,18 @@ class ZoneManager final : public ZoneTable {
   // `keep_empty_for_gc` only garbage collection takes the last empty zone,
   // so that it can always move a zone's live data out and free it.
   // `stripe`: the zones a striped writer holds for its other slots.
+  // `sets`: the zone sets the writer may use; each keeps its last empty zone
+  // for garbage collection, which empties zones of one set into that set.
   Allocation allocate(PlacementPolicy& policy, Lifetime lifetime, IoClass io_class, WriterId writer,
-                      bool keep_empty_for_gc, std::span<const uint32_t> stripe = {});
+                      bool keep_empty_for_gc, std::span<const uint32_t> stripe = {},
+                      SetMask sets = kAllSets);
 
   // The last resort when no empty zone is left: the zone written part way
   // with the most room, whatever its data's lifetime -- one taken back from
   // an idle writer if need be -- made `writer`'s. Nothing if no zone has
   // room.
-  std::optional<uint32_t> take_any_room(WriterId writer, Lifetime lifetime, IoClass io_class);
+  std::optional<uint32_t> take_any_room(WriterId writer, Lifetime lifetime, IoClass io_class,
+                                        SetMask sets = kAllSets);
 
   bool holds(uint32_t zone, WriterId writer) const { return this->zone(zone).writer == writer; }
   // The writer lets go of its zone; `finish` when the zone was (or is about
@@ -151,8 +181,17 @@ class ZoneManager final : public ZoneTable {
   bool busy_elsewhere(WriterId writer) const;
   uint32_t held_count() const;
   uint32_t active_count() const;
-  // Empty zones nobody holds.
-  uint32_t empty_count() const;
+  // Empty zones nobody holds (in the sets given).
+  uint32_t empty_count(SetMask sets = kAllSets) const;
+  // Zone sets, and the data zones of each.
+  uint32_t set_count() const { return static_cast<uint32_t>(set_zones_.size()); }
+  uint32_t zones_in_set(uint32_t set) const { return set_zones_.at(set); }
+  uint64_t set_capacity_lbas(uint32_t set) const { return set_capacity_.at(set); }
+  // The table a writer confined to `sets` sees (this one when that is
+  // every data zone).
+  std::unique_ptr<ZoneTable> table_of(SetMask sets) const;
+  // `sets` holds every set that has data zones.
+  bool covers_all(SetMask sets) const;
   const ZoneLimits& limits() const { return limits_; }
   void set_limits(ZoneLimits limits) { limits_ = limits; }
   uint64_t revocations() const { return revocations_; }
@@ -169,8 +208,9 @@ class ZoneManager final : public ZoneTable {
 
   uint32_t first_;
   std::vector<DataZone> zones_;
+  std::vector<uint32_t> set_zones_;     // data zones of each set
+  std::vector<uint64_t> set_capacity_;  // a zone's capacity in each set
   ZoneLimits limits_;
-  uint64_t zone_size_lbas_ = 0;
   std::vector<uint32_t> groups_;
   std::vector<uint32_t> flush_writing_;  // by group: zones flushes are writing now
   uint64_t revocations_ = 0;

@@ -836,10 +836,8 @@ std::optional<std::string> file_system_format_destroys(const std::string& image)
   read_only.read_only = true;
   auto stack = Stack::open(image, read_only);
   if (!stack) return std::nullopt;
-  // The file system takes only ZNS devices of one zone size.
-  if ((*stack)->config().interface != "zns" || !(*stack)->info().uniform_zones()) {
-    return std::nullopt;
-  }
+  // The file system takes only ZNS devices.
+  if ((*stack)->config().interface != "zns") return std::nullopt;
   fs::StackDevice stack_device(**stack);
   fs::DeviceIo io(stack_device);
   auto found = fs::Journal::recover(io);

@@ -319,7 +319,7 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
     return fmt::format("{} blocks ({})", lbas, format_size(lbas * block_bytes));
   };
   const std::string uuid = fs::uuid_text(sb.uuid);
-  return {
+  std::vector<SuperblockField> fields{
       {"uuid", "uuid", uuid, uuid},
       {"block_bytes", "block size", sb.block_bytes, fmt::format("{} bytes", sb.block_bytes)},
       {"zone_size_lbas", "zone size", sb.zone_size_lbas, blocks(sb.zone_size_lbas)},
@@ -332,6 +332,39 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
        fmt::format("{}% of the data zones kept empty", sb.gc_free_pct)},
       {"policy", "policy", sb.policy, one_line(sb.policy, fs::kPolicyNameBytes * 4)},
   };
+  if (!sb.zone_sets.empty()) {
+    Json sets = Json::array();
+    std::string text;
+    for (const fs::SuperZoneSet& set : sb.zone_sets) {
+      sets.push_back({{"zone_size_lbas", set.size_lbas},
+                      {"zone_capacity_lbas", set.capacity_lbas},
+                      {"zones", set.count}});
+      text += fmt::format("{}{} x {} (capacity {})", text.empty() ? "" : " + ", set.count,
+                          format_size(set.size_lbas * block_bytes),
+                          format_size(set.capacity_lbas * block_bytes));
+    }
+    fields.push_back({"zone_sets", "zone sets", std::move(sets), text});
+  }
+  return fields;
+}
+
+// The data zones, set by set: "54 of 128MiB" or "30 of 128MiB + 24 of
+// 512MiB" (the metadata zones are the first zones of the namespace).
+std::string data_zones_text(const fs::Superblock& sb) {
+  if (sb.zone_sets.empty()) {
+    return fmt::format("{} of {}", sb.zone_count - sb.meta_zones,
+                       format_size(sb.zone_capacity_lbas * sb.block_bytes));
+  }
+  std::string out;
+  uint32_t meta = sb.meta_zones;
+  for (const fs::SuperZoneSet& set : sb.zone_sets) {
+    const uint32_t taken = std::min(meta, set.count);
+    meta -= taken;
+    if (set.count == taken) continue;
+    out += fmt::format("{}{} of {}", out.empty() ? "" : " + ", set.count - taken,
+                       format_size(set.capacity_lbas * sb.block_bytes));
+  }
+  return out;
 }
 
 Json superblock_json(const fs::Superblock& sb) {
@@ -369,11 +402,15 @@ void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json,
     print_fs_json(out);
     return;
   }
+  const std::string zones =
+      sb.zone_sets.empty()
+          ? fmt::format("{} data zones of {}", data_zones, format_size(zone_capacity_bytes))
+          : fmt::format("{} data zones: {}", data_zones, data_zones_text(sb));
   fmt::print(
-      "{}: file system {}, {} data zones of {} (+{} metadata), finish threshold {}%, gc keeps "
-      "{}% free, policy {}\n",
-      image, fs::uuid_text(sb.uuid), data_zones, format_size(zone_capacity_bytes), sb.meta_zones,
-      sb.finish_threshold_pct, sb.gc_free_pct, policy_text(zfs.policy()));
+      "{}: file system {}, {} (+{} metadata), finish threshold {}%, gc keeps {}% free, policy "
+      "{}\n",
+      image, fs::uuid_text(sb.uuid), zones, sb.meta_zones, sb.finish_threshold_pct, sb.gc_free_pct,
+      policy_text(zfs.policy()));
   if (report.probe) print_probe(image, *report.probe);
 }
 
@@ -574,9 +611,9 @@ int run_cat(const FsRequest& r, fs::ZonedFs& zfs) {
 
 // --- df -------------------------------------------------------------------------------
 
-Json df_json(const fs::FsSpace& sp) {
+Json df_json(const fs::FsSpace& sp, const fs::Superblock& sb) {
   Json out = status_json(Status::kSuccess);
-  out.update({{"size_bytes", sp.zone_bytes * sp.data_zones},
+  out.update({{"size_bytes", sp.size_bytes},
               {"free_bytes", sp.free_bytes},
               {"used_bytes", sp.used_bytes},
               {"reclaimable_bytes", sp.reclaimable_bytes},
@@ -588,6 +625,7 @@ Json df_json(const fs::FsSpace& sp) {
               {"zone_bytes", sp.zone_bytes},
               {"files", sp.files},
               {"file_bytes", sp.file_bytes}});
+  if (!sp.sets.empty()) out["sets"] = fs::space_sets_json(sp, sb);
   return out;
 }
 
@@ -606,13 +644,13 @@ std::string human_size(uint64_t bytes) {
 int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
   const fs::FsSpace sp = zfs.space();
   if (r.json) {
-    Json out = df_json(sp);
+    Json out = df_json(sp, zfs.superblock());
     out["image"] = r.image;
     out["placement"] = policy_json(zfs.policy());
     print_fs_json(out);
     return kExitOk;
   }
-  const uint64_t size = sp.zone_bytes * sp.data_zones;
+  const uint64_t size = sp.size_bytes;
   const uint64_t taken = size - sp.free_bytes;
   const uint64_t use_pct = size == 0 ? 0 : (taken * 100 + size - 1) / size;
   fmt::print("{:<20} {:>10} {:>10} {:>12} {:>10} {:>10} {:>5}\n", "File system", "Size", "Used",
@@ -620,8 +658,19 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
   fmt::print("{:<20} {:>10} {:>10} {:>12} {:>10} {:>10} {:>4}%\n", one_line(r.image, 200),
              human_size(size), human_size(sp.used_bytes), human_size(sp.reclaimable_bytes),
              human_size(sp.lost_bytes), human_size(sp.free_bytes), use_pct);
-  fmt::print("data zones           {} of {} ({} empty, {} active)\n", sp.data_zones,
-             format_size(sp.zone_bytes), sp.empty_zones, sp.active_zones);
+  if (sp.sets.empty()) {
+    fmt::print("data zones           {} of {} ({} empty, {} active)\n", sp.data_zones,
+               format_size(sp.zone_bytes), sp.empty_zones, sp.active_zones);
+  }
+  for (size_t i = 0; i < sp.sets.size(); ++i) {
+    const fs::FsSetSpace& set = sp.sets[i];
+    fmt::print(
+        "zone set {:<11} {} of {} ({} empty, {} active): used {}, reclaimable {}, free {}, write "
+        "amplification {:.3f}\n",
+        i, set.data_zones, format_size(set.zone_bytes), set.empty_zones, set.active_zones,
+        human_size(set.used_bytes), human_size(set.reclaimable_bytes), human_size(set.free_bytes),
+        set.write_amplification);
+  }
   fmt::print("files                {}, {} bytes\n", sp.files, sp.file_bytes);
   fmt::print("write amplification  {:.3f}\n", sp.write_amplification);
   fmt::print("placement            {}\n", policy_text(zfs.policy()));
@@ -651,9 +700,8 @@ int run_info(const FsRequest& r, const fs::ZonedFs& zfs) {
   for (const SuperblockField& field : superblock_fields(sb)) {
     lines.emplace_back(field.label, field.text);
   }
-  lines.emplace_back("data zones",
-                     fmt::format("{} of {} ({})", data_zones, format_size(zone_capacity_bytes),
-                                 format_size(zone_capacity_bytes * data_zones)));
+  lines.emplace_back("data zones", fmt::format("{} ({})", data_zones_text(sb),
+                                               format_size(zfs.space().size_bytes)));
   lines.emplace_back("journal", fmt::format("metadata zone {}, header sequence {}",
                                             zfs.journal_zone(), zfs.journal_sequence()));
   for (const auto& [key, value] : zfs.policy().describe()) {
