@@ -17,9 +17,10 @@ uint32_t ZonedFs::gc_target_zones(uint32_t set) const {
   return policy_->gc_free_target(zones_->zones_in_set(set), superblock_.gc_free_pct);
 }
 
-FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones) {
+FsResult<uint32_t> ZonedFs::collect_garbage(uint32_t free_zones, SetMask sets) {
   uint32_t emptied = 0;
   for (uint32_t set = 0; set < zones_->set_count(); ++set) {
+    if ((sets & set_bit(set)) == 0) continue;
     auto n = collect_garbage_in(set, free_zones);
     if (!n) return n.status();
     emptied += *n;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "fs/placement.h"
 #include "store/bytes.h"
 
 namespace zonelab::fs {
@@ -102,7 +103,12 @@ std::vector<uint8_t> encode_superblock(const Superblock& sb) {
   std::array<uint8_t, kPolicyNameBytes> policy{};
   std::memcpy(policy.data(), sb.policy.data(), sb.policy.size());
   w.bytes(policy.data(), policy.size());
-  if (!sb.zone_sets.empty()) w.u32(static_cast<uint32_t>(sb.zone_sets.size()));
+  ZL_ASSERT(!sb.zone_sets.empty() || (sb.hot_set == kNoHotSet && sb.hot_levels == 0));
+  if (!sb.zone_sets.empty()) {
+    w.u32(static_cast<uint32_t>(sb.zone_sets.size()));
+    w.u32(sb.hot_set);
+    w.u32(sb.hot_levels);
+  }
   out.resize(kSuperblockBytes - kCrcBytes, 0);
   ByteWriter(out).u32(crc32c(out.data(), out.size()));
   ZL_ASSERT(out.size() == kSuperblockBytes);
@@ -214,12 +220,20 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
     if (set_count < 2 || set_count > kSuperZoneSetsMax) {
       return corrupt(fmt::format("{} zone sets (2 to {})", set_count, kSuperZoneSetsMax));
     }
+    sb.hot_set = r.u32();
+    sb.hot_levels = r.u32();
+    if (sb.hot_set != kNoHotSet && sb.hot_set >= set_count) {
+      return corrupt(fmt::format("hot set {} of {} zone sets", sb.hot_set, set_count));
+    }
+    if ((sb.hot_levels & ~kAllLevels) != 0 || (sb.hot_set == kNoHotSet && sb.hot_levels != 0)) {
+      return corrupt(fmt::format("hot levels {:#x}", sb.hot_levels));
+    }
   }
   const size_t reserved_bytes = r.remaining() - kCrcBytes;
   const uint8_t* reserved = r.take(reserved_bytes);
   if (!std::all_of(reserved, reserved + reserved_bytes, [](uint8_t b) { return b == 0; })) {
     return corrupt(version == kFormatVersion ? "reserved bytes 80..123 not zero"
-                                             : "reserved bytes 84..123 not zero");
+                                             : "reserved bytes 92..123 not zero");
   }
   if (set_count != 0) {
     if (FsStatus ok =

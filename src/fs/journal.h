@@ -42,6 +42,7 @@ struct SuperZoneSet {
   bool operator==(const SuperZoneSet&) const = default;
 };
 inline constexpr size_t kSuperZoneSetsMax = 16;
+inline constexpr uint32_t kNoHotSet = UINT32_MAX;
 
 // What mkfs chose, kept in every header.
 struct Superblock {
@@ -62,6 +63,11 @@ struct Superblock {
   // set's size and capacity are the fields above; the counts add up to
   // zone_count). Empty on a namespace of equal zones.
   std::vector<SuperZoneSet> zone_sets;
+  // With zone sets, the set the hot levels' data goes to (seed 001 §IV-C),
+  // and those levels (placement.h's DataLevel bits); the rest goes to the
+  // other sets. kNoHotSet: every level in every set.
+  uint32_t hot_set = kNoHotSet;
+  uint32_t hot_levels = 0;
 
   bool operator==(const Superblock&) const = default;
 };

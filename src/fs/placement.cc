@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -73,6 +74,68 @@ constexpr std::array kPolicies = {
 };
 
 }  // namespace
+
+DataLevel data_level(Lifetime lifetime, IoClass io_class) {
+  switch (io_class) {
+    case IoClass::kWal:
+      return DataLevel::kWal;
+    case IoClass::kManifest:
+      return DataLevel::kManifest;
+    case IoClass::kFlush:
+      return DataLevel::kL0;
+    default:
+      break;
+  }
+  switch (lifetime) {
+    case Lifetime::kMedium:
+      return io_class == IoClass::kCompaction ? DataLevel::kL1 : DataLevel::kOther;
+    case Lifetime::kLong:
+      return DataLevel::kL2;
+    case Lifetime::kExtreme:
+      return DataLevel::kL3;
+    default:
+      return DataLevel::kOther;
+  }
+}
+
+namespace {
+
+constexpr std::array<const char*, kDataLevelCount> kLevelNames = {"wal", "manifest", "L0",   "L1",
+                                                                  "L2",  "L3+",      "other"};
+
+}  // namespace
+
+const char* data_level_name(DataLevel level) { return kLevelNames.at(static_cast<size_t>(level)); }
+
+FsResult<LevelMask> parse_data_levels(std::string_view text) {
+  LevelMask out = 0;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    auto it = std::find(kLevelNames.begin(), kLevelNames.end(), word);
+    if (it == kLevelNames.end()) {
+      return FsStatus(Code::kInvalid,
+                      fmt::format("'{}' is no level (the levels: {})",
+                                  std::string(word).substr(0, 64), data_levels_text(kAllLevels)));
+    }
+    out |= LevelMask{1} << (it - kLevelNames.begin());
+  }
+  return out;
+}
+
+std::string data_levels_text(LevelMask levels) {
+  std::string out;
+  for (size_t i = 0; i < kDataLevelCount; ++i) {
+    if ((levels & (LevelMask{1} << i)) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += kLevelNames[i];
+  }
+  return out;
+}
 
 uint32_t PlacementPolicy::gc_free_target(uint32_t data_zones, uint32_t gc_free_pct) const {
   uint64_t share = uint64_t{data_zones} * gc_free_pct / 100;

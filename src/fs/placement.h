@@ -52,6 +52,26 @@ namespace zonelab::fs {
 // A zone whose independent zone group is not known.
 inline constexpr uint32_t kNoGroup = UINT32_MAX;
 
+// The LSM-tree level a file's data belongs to, as the file system can tell
+// it from what RocksDB passes (seed 001 §IV-C places the hot upper levels
+// in small zones): the log and the manifest by I/O class, level 0 as a
+// flush's output, and the levels below by the lifetime hint RocksDB gives
+// each level's tables (level 1: medium, as level 0's; level 2: long;
+// level 3 and deeper: extreme). Anything else is "other".
+enum class DataLevel : uint8_t { kWal, kManifest, kL0, kL1, kL2, kL3, kOther, kCount };
+inline constexpr size_t kDataLevelCount = static_cast<size_t>(DataLevel::kCount);
+DataLevel data_level(Lifetime lifetime, IoClass io_class);
+const char* data_level_name(DataLevel level);
+// Levels as a bit each; "wal,L0,L1" and back. The message names a word
+// that is no level.
+using LevelMask = uint32_t;
+inline constexpr LevelMask level_bit(DataLevel level) {
+  return LevelMask{1} << static_cast<uint32_t>(level);
+}
+inline constexpr LevelMask kAllLevels = (LevelMask{1} << kDataLevelCount) - 1;
+FsResult<LevelMask> parse_data_levels(std::string_view text);
+std::string data_levels_text(LevelMask levels);
+
 // What a policy sees of a data zone.
 struct ZoneView {
   uint32_t zone = 0;  // device zone index

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "fs/fs_test_util.h"
 
@@ -142,7 +143,10 @@ TEST(ZoneSets, CollectionCopiesStayInTheVictimsSet) {
   for (int round = 0; round < 60; ++round) {
     const std::string path = "/r" + std::to_string(round);
     live[path] = pattern_bytes(seed++, 60'000 + (round % 7) * 20'000);
-    write_file(*m.fs, path, live[path], {Lifetime::kShort, IoClass::kCompaction, false});
+    // Level 0 in the small zones, level 2 in the large.
+    const ZonedFs::WriteOptions level0{Lifetime::kMedium, IoClass::kFlush, false};
+    const ZonedFs::WriteOptions level2{Lifetime::kLong, IoClass::kCompaction, false};
+    write_file(*m.fs, path, live[path], round % 2 == 0 ? level0 : level2);
     if (live.size() > 12) {
       // Drop every other file, so zones keep some live data.
       auto it = live.begin();
@@ -222,6 +226,104 @@ TEST(ZoneSets, AFileSystemDoesNotMountOnZoneSetsItWasNotMadeFor) {
                 "made for zones 8x32/32,16x128/128 blocks, the device has 16x32/32,8x128/128"),
             std::string::npos)
       << fs.status().message();
+}
+
+// The sets a file's extents lie in.
+std::set<uint32_t> sets_of_file(ZonedFs& fs, const std::string& path) {
+  std::set<uint32_t> out;
+  auto dump = nlohmann::json::parse(fs.dump_json());
+  for (const auto& f : dump["files"]) {
+    for (const auto& name : f["names"]) {
+      if (name.get<std::string>() != path) continue;
+      for (const auto& e : f["extents"]) out.insert(set_of(e["zone"].get<uint32_t>()));
+    }
+  }
+  return out;
+}
+
+TEST(ZoneSets, HotLevelsGoToTheSmallZonesAndTheRestToTheLarge) {
+  TestImage image(sets_config());
+  Mounted m = fresh(image);
+  ASSERT_NE(m.fs, nullptr);
+  // mkfs's default: the set of the smallest zones takes wal, L0 and L1.
+  EXPECT_EQ(m.fs->superblock().hot_set, 0u);
+  EXPECT_EQ(data_levels_text(m.fs->superblock().hot_levels), "wal,L0,L1");
+  struct Kind {
+    const char* path;
+    Lifetime lifetime;
+    IoClass io_class;
+    uint32_t set;
+  };
+  const Kind kinds[] = {
+      {"/db/000004.log", Lifetime::kShort, IoClass::kWal, 0},
+      {"/db/000010.sst", Lifetime::kMedium, IoClass::kFlush, 0},        // L0
+      {"/db/000011.sst", Lifetime::kMedium, IoClass::kCompaction, 0},   // L1
+      {"/db/000012.sst", Lifetime::kLong, IoClass::kCompaction, 1},     // L2
+      {"/db/000013.sst", Lifetime::kExtreme, IoClass::kCompaction, 1},  // L3+
+      {"/db/MANIFEST-000001", Lifetime::kNotSet, IoClass::kManifest, 1},
+  };
+  ASSERT_TRUE(m.fs->create_dir("/db", false).is_ok());
+  for (const Kind& k : kinds) {
+    write_file(*m.fs, k.path, pattern_bytes(1, 100'000), {k.lifetime, k.io_class, false});
+    EXPECT_EQ(sets_of_file(*m.fs, k.path), std::set<uint32_t>{k.set}) << k.path;
+  }
+  EXPECT_EQ(m.fs->counters().set_fallbacks, 0u);
+  // More level-0 data than the small zones hold: the large zones take the
+  // rest, and each zone taken so is counted.
+  std::map<std::string, std::vector<uint8_t>> l0;
+  for (int i = 0; i < 20; ++i) {
+    const std::string path = "/db/l0-" + std::to_string(i);
+    l0[path] = pattern_bytes(100 + i, 120'000);
+    write_file(*m.fs, path, l0[path], {Lifetime::kMedium, IoClass::kFlush, false});
+  }
+  EXPECT_GT(m.fs->counters().set_fallbacks, 0u);
+  const FsSpace space = m.fs->space();
+  EXPECT_LT(space.sets[0].free_bytes, 2 * (128u << 10));
+  for (const auto& [path, data] : l0) EXPECT_EQ(read_file(*m.fs, path), data) << path;
+  // The fallback is journaled with the other counters.
+  EXPECT_TRUE(m.fs->unmount().is_ok());
+  m.fs.reset();
+  m.stack.reset();
+  Mounted again = mount(image);
+  ASSERT_NE(again.fs, nullptr);
+  EXPECT_GT(again.fs->counters().set_fallbacks, 0u);
+}
+
+TEST(ZoneSets, TheHotSetAndLevelsAreChecked) {
+  TestImage image(sets_config());
+  auto stack = image.open();
+  ASSERT_NE(stack, nullptr);
+  auto refused = [&](const std::string& set, const std::string& levels) {
+    MkfsOptions o = test_mkfs_options();
+    o.hot_set = set;
+    o.hot_levels = levels;
+    FsStatus made = ZonedFs::mkfs(*stack, o);
+    EXPECT_EQ(made.code(), Code::kInvalid) << set << " " << levels;
+    return made.message();
+  };
+  EXPECT_EQ(refused("2", "wal"),
+            "--hot-set 2: no such zone set (the device has sets 0-1, or none)");
+  EXPECT_EQ(refused("x", "wal"),
+            "--hot-set x: no such zone set (the device has sets 0-1, or none)");
+  EXPECT_EQ(refused("", "wal,L7"),
+            "--hot-levels wal,L7: 'L7' is no level (the levels: wal,manifest,L0,L1,L2,L3+,other)");
+  EXPECT_EQ(stack->zone(0).state, ZoneState::kEmpty);  // nothing written
+  // The large set hot, the deep levels in it; or no map at all.
+  MkfsOptions o = test_mkfs_options();
+  o.hot_set = "1";
+  o.hot_levels = "L2,L3+";
+  ASSERT_TRUE(ZonedFs::mkfs(*stack, o).is_ok());
+  o.hot_set = "none";
+  o.force = true;
+  ASSERT_TRUE(ZonedFs::mkfs(*stack, o).is_ok());
+  // On equal zones there is no set to name.
+  TestImage plain;
+  auto plain_stack = plain.open();
+  o = test_mkfs_options();
+  o.hot_set = "0";
+  FsStatus made = ZonedFs::mkfs(*plain_stack, o);
+  EXPECT_EQ(made.code(), Code::kInvalid);
+  EXPECT_NE(made.message().find("one zone size"), std::string::npos) << made.message();
 }
 
 TEST(ZoneSets, MkfsRefusesSetsOfZonesTooSmallForIt) {

@@ -59,7 +59,7 @@ std::vector<uint64_t> counter_values(const FsCounters& c) {
        {c.files_created, c.files_deleted, c.syncs, c.gc_runs, c.gc_copied_bytes, c.zones_reset,
         c.zones_reset_without_copy, c.zones_finished_threshold, c.zones_finished_for_token,
         c.token_waits, c.journal_commits, c.journal_rolls, c.recovered_tail_bytes,
-        c.last_resort_placements, c.striped_rounds, c.compaction_read_waits}) {
+        c.last_resort_placements, c.striped_rounds, c.compaction_read_waits, c.set_fallbacks}) {
     v.push_back(x);
   }
   if (!c.set_written_bytes.empty()) {
@@ -80,7 +80,7 @@ FsCounters counters_of(const std::vector<uint64_t>& values) {
                       &c.zones_reset, &c.zones_reset_without_copy, &c.zones_finished_threshold,
                       &c.zones_finished_for_token, &c.token_waits, &c.journal_commits,
                       &c.journal_rolls, &c.recovered_tail_bytes, &c.last_resort_placements,
-                      &c.striped_rounds, &c.compaction_read_waits}) {
+                      &c.striped_rounds, &c.compaction_read_waits, &c.set_fallbacks}) {
     slots.push_back(x);
   }
   for (size_t i = 0; i < slots.size() && i < values.size(); ++i) *slots[i] = values[i];
@@ -154,6 +154,7 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
     return FsStatus(Code::kInvalid, fmt::format("{} zone sets; the file system records at most {}",
                                                 info.zone_sets.size(), kSuperZoneSetsMax));
   }
+  if (auto hot = hot_placement(o, info); !hot) return hot.status();
   for (size_t i = 0; i < std::max<size_t>(1, info.zone_sets.size()); ++i) {
     const uint64_t capacity =
         info.zone_sets.empty() ? info.zone_capacity_lbas : info.zone_sets[i].zone_capacity_lbas;
@@ -167,6 +168,60 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
     }
   }
   return {};
+}
+
+FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& o,
+                                                      const DeviceInfo& info) {
+  auto levels = parse_data_levels(o.hot_levels);
+  if (!levels) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("--hot-levels {}: {}", o.hot_levels, levels.status().message()));
+  }
+  const auto sets = static_cast<uint32_t>(info.zone_sets.size());
+  if (info.uniform_zones()) {
+    if (!o.hot_set.empty() && o.hot_set != "none") {
+      return FsStatus(Code::kInvalid,
+                      fmt::format("--hot-set {}: the device has one zone size (zonelab format "
+                                  "--zones SIZE:COUNT,... makes sets)",
+                                  o.hot_set));
+    }
+    return std::pair{kNoHotSet, 0u};
+  }
+  if (o.hot_set == "none" || *levels == 0) return std::pair{kNoHotSet, 0u};
+  uint32_t hot = kNoHotSet;
+  if (o.hot_set.empty()) {
+    // The set of the smallest zones.
+    for (uint32_t s = 0; s < sets; ++s) {
+      if (hot == kNoHotSet ||
+          info.zone_sets[s].zone_capacity_lbas < info.zone_sets[hot].zone_capacity_lbas) {
+        hot = s;
+      }
+    }
+  } else {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(o.hot_set.c_str(), &end, 10);
+    if (end == o.hot_set.c_str() || *end != '\0' || n >= sets) {
+      return FsStatus(Code::kInvalid,
+                      fmt::format("--hot-set {}: no such zone set (the device has sets 0-{}, or "
+                                  "none)",
+                                  o.hot_set.substr(0, 64), sets - 1));
+    }
+    hot = static_cast<uint32_t>(n);
+  }
+  // The hot set needs data zones of its own (the metadata zones come
+  // first), and the rest of the levels need another set's.
+  uint32_t meta = o.meta_zones;
+  std::vector<uint32_t> data(sets);
+  for (uint32_t s = 0; s < sets; ++s) {
+    const uint32_t taken = std::min(meta, info.zone_sets[s].zone_count);
+    meta -= taken;
+    data[s] = info.zone_sets[s].zone_count - taken;
+  }
+  if (data[hot] == 0) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("--hot-set {}: the set's zones all hold metadata", hot));
+  }
+  return std::pair{hot, *levels};
 }
 
 FsStatus check_mount_options(const MountOptions& o) {
@@ -267,6 +322,9 @@ FsStatus ZonedFs::mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport*
   sb.zone_capacity_lbas = io.info().zone_capacity_lbas;
   sb.zone_count = io.zone_count();
   sb.zone_sets = super_zone_sets(io);
+  const auto hot = hot_placement(options, io.info());
+  if (!hot) return hot.status();
+  std::tie(sb.hot_set, sb.hot_levels) = *hot;
   sb.meta_zones = options.meta_zones;
   sb.finish_threshold_pct = options.finish_threshold_pct;
   sb.gc_free_pct = options.gc_free_pct;
@@ -487,8 +545,13 @@ FsStatus ZonedFs::reset_free_zones() {
   return {};
 }
 
-SetMask ZonedFs::writer_sets(WriterId writer) const {
-  return writer == kGcWriter ? gc_sets_ : kAllSets;
+SetMask ZonedFs::writer_sets(WriterId writer, Lifetime lifetime, IoClass io_class) const {
+  if (writer == kGcWriter) return gc_sets_;
+  const uint32_t hot = superblock_.hot_set;
+  if (hot == kNoHotSet) return kAllSets;
+  // Seed 001 §IV-C: the hot levels in the hot set, the rest elsewhere.
+  const bool hot_level = (superblock_.hot_levels & level_bit(data_level(lifetime, io_class))) != 0;
+  return hot_level ? set_bit(hot) : kAllSets & ~set_bit(hot);
 }
 
 FsResult<std::optional<uint32_t>> ZonedFs::try_allocate_zone(WriterId writer, Lifetime lifetime,
@@ -500,7 +563,7 @@ FsResult<std::optional<uint32_t>> ZonedFs::try_allocate_zone(WriterId writer, Li
     std::lock_guard lock(mutex_);
     if (FsStatus ok = check_writable(); !ok) return ok;
     a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe,
-                         writer_sets(writer));
+                         writer_sets(writer, lifetime, io_class));
     if (a.kind == Kind::kFinish) {
       zones_->zone(a.zone).collecting = false;  // not ours to finish: nobody waits here
       changed_.notify_all();
@@ -517,7 +580,11 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
                                           std::span<const uint32_t> stripe, bool gives_tail) {
   using Kind = ZoneManager::Allocation::Kind;
   const bool for_gc = writer == kGcWriter;
-  const SetMask sets = writer_sets(writer);
+  const SetMask wanted = writer_sets(writer, lifetime, io_class);
+  SetMask sets = wanted;
+  auto count_fallback = [&](uint32_t zone) {
+    if ((wanted & set_bit(zones_->zone(zone).set)) == 0) ++counters_.set_fallbacks;
+  };
   bool waited = false;
   const auto no_space_deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kNoSpaceWaitMs);
@@ -529,6 +596,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
       if (FsStatus ok = check_writable(); !ok) return ok;
       a = zones_->allocate(*policy_, lifetime, io_class, writer, options_.gc, stripe, sets);
       if (a.kind == Kind::kZone) {
+        count_fallback(a.zone);
         mark_taken_locked(a.zone, writer, gives_tail);
       } else if (a.kind == Kind::kWait) {
         // Every token is in use by a writer that is writing: in real time
@@ -589,9 +657,15 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
       if (zones_->empty_count(sets) > before) continue;
     }
     if (!for_gc && options_.gc) {
-      auto collected = collect_garbage(2);
+      auto collected = collect_garbage(2, sets);
       if (!collected) return collected.status();
       if (*collected > 0) continue;
+    }
+    // The writer's sets are full: the others take its data (each zone
+    // taken so is counted).
+    if (!for_gc && sets != kAllSets) {
+      sets = kAllSets;
+      continue;
     }
     // Nothing freed now. In real time another thread may be about to free
     // space (a collection, a reset, a reader of a dead zone finishing): wait
@@ -608,6 +682,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     std::optional<uint32_t> any = zones_->take_any_room(writer, lifetime, io_class, sets);
     if (!any) break;
     ++counters_.last_resort_placements;
+    count_fallback(*any);
     mark_taken_locked(*any, writer, gives_tail);
     lock.unlock();
     return commit_taken(*any);
@@ -1169,6 +1244,7 @@ std::string ZonedFs::stats_json() const {
       {"finished_for_token", c.zones_finished_for_token},
       {"token_waits", c.token_waits},
       {"last_resort_placements", c.last_resort_placements},
+      {"set_fallbacks", c.set_fallbacks},
       {"token_revocations", zones_->revocations()},
       {"open_limit", zones_->limits().open},
       {"active_limit", zones_->limits().active}};

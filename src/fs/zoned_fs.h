@@ -66,6 +66,11 @@ struct MkfsOptions {
   // The policy's options, "key=value" pairs separated by commas
   // (placement.h lists each policy's).
   std::string policy_options;
+  // On a namespace of zone sets (FlexZNS): the set the hot levels' data
+  // goes to ("" : the set of the smallest zones; "none": every level in
+  // every set), and those levels ("wal,L0,L1"; placement.h's DataLevel).
+  std::string hot_set;
+  std::string hot_levels = "wal,L0,L1";
   // Seeds the file system's UUID (a random one when not given).
   std::optional<uint64_t> uuid_seed;
   // Overwrite a device that holds a file system.
@@ -83,6 +88,10 @@ struct MkfsReport {
 
 // Checks options against a device; the message names the bad option.
 FsStatus check_mkfs_options(const MkfsOptions& options, const DeviceInfo& info, bool stores_data);
+// The hot set and levels mkfs records for these options on this device
+// (kNoHotSet and 0 on a namespace of equal zones).
+FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& options,
+                                                      const DeviceInfo& info);
 
 struct MountOptions {
   // Nothing is written to the device: no recovery roll, no reset, no file
@@ -148,6 +157,7 @@ struct FsCounters {
   uint64_t last_resort_placements = 0;    // no empty zone: data went where there was room
   uint64_t striped_rounds = 0;            // rounds of striped writes (each in flight together)
   uint64_t compaction_read_waits = 0;     // compaction reads that waited for a flush's group
+  uint64_t set_fallbacks = 0;             // zones taken outside a writer's sets: its own were full
   uint64_t device_written_bytes[kWriteCauseCount] = {};  // all the file system wrote, by cause
   // On a namespace of several zone sets: what it wrote into each set's
   // zones, by cause (empty on a namespace of equal zones).
@@ -286,7 +296,7 @@ class ZonedFs {
   // Runs garbage collection until `free_zones` data zones of each zone set
   // are empty or no zone of the set has garbage; returns the zones it
   // emptied.
-  FsResult<uint32_t> collect_garbage(uint32_t free_zones);
+  FsResult<uint32_t> collect_garbage(uint32_t free_zones, SetMask sets = kAllSets);
 
   // Checks every invariant (fsck.cc); with `repair`, mends what it can.
   struct FsckReport {
@@ -432,7 +442,7 @@ class ZonedFs {
   FsResult<uint32_t> collect_garbage_in(uint32_t set, uint32_t free_zones);
   // The zone sets a writer may take zones in (every set but for garbage
   // collection's copies, which stay in the set being collected).
-  SetMask writer_sets(WriterId writer) const;
+  SetMask writer_sets(WriterId writer, Lifetime lifetime, IoClass io_class) const;
 
   std::unique_ptr<FsDevice> owned_device_;  // the stack's, when mounted from one
   FsDevice& device_;

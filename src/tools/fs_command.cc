@@ -74,6 +74,15 @@ void add_mkfs_command(CLI::App& app, FsRequest& r) {
   mkfs->add_option("-o,--policy-option", r.policy_options,
                    "a policy option KEY=VALUE (repeatable): " + option_help)
       ->type_name("KEY=VALUE");
+  mkfs->add_option("--hot-set", r.hot_set,
+                   "on FlexZNS zone sets: the set the hot levels' data goes to (default: the set "
+                   "of the smallest zones; none: every level in every set)")
+      ->type_name("SET|none");
+  mkfs->add_option("--hot-levels", r.hot_levels,
+                   fmt::format("the levels that go to the hot set, the rest to the others "
+                               "(default wal,L0,L1; of {})",
+                               fs::data_levels_text(fs::kAllLevels)))
+      ->type_name("LIST");
   add_count_option(mkfs, "--uuid-seed", r.uuid_seed, "derive the UUID from this seed");
   mkfs->add_flag("--force", r.force, "replace a file system the device holds");
   mkfs->add_flag("--json", r.json, "print JSON");
@@ -298,6 +307,8 @@ fs::MkfsOptions mkfs_options(const FsRequest& r) {
   for (const std::string& option : r.policy_options) {
     o.policy_options += (o.policy_options.empty() ? "" : ",") + option;
   }
+  o.hot_set = r.hot_set;
+  if (r.hot_levels) o.hot_levels = *r.hot_levels;
   o.force = r.force;
   return o;
 }
@@ -344,6 +355,12 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
                           format_size(set.capacity_lbas * block_bytes));
     }
     fields.push_back({"zone_sets", "zone sets", std::move(sets), text});
+    const bool none = sb.hot_set == fs::kNoHotSet;
+    fields.push_back({"hot_set", "hot set", none ? Json(nullptr) : Json(sb.hot_set),
+                      none ? std::string("none: every level in every set")
+                           : fmt::format("{} (the other sets take the other levels)", sb.hot_set)});
+    fields.push_back({"hot_levels", "hot levels", fs::data_levels_text(sb.hot_levels),
+                      none ? std::string("-") : fs::data_levels_text(sb.hot_levels)});
   }
   return fields;
 }

@@ -49,6 +49,8 @@ struct FsRequest {
   std::optional<uint64_t> uuid_seed;
   std::string policy = "zenfs";
   std::vector<std::string> policy_options;  // mkfs -o KEY=VALUE
+  std::string hot_set;                      // mkfs --hot-set (zone sets)
+  std::optional<std::string> hot_levels;    // mkfs --hot-levels
   // fs probe
   std::optional<uint32_t> probe_threshold_pct;
   std::optional<uint32_t> probe_samples;
