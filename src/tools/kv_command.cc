@@ -426,7 +426,8 @@ constexpr KvFlag kValueFlags[] = {
     {"--time-scale", "X", &KvCommandOptions::time_scale,
      "wall time per unit of device time, 0.001-10^6 (default 1)"},
     {"--target-file-size", "BYTES", &KvCommandOptions::target_file_size,
-     "RocksDB target_file_size_base (default 90% of a zone's capacity)"},
+     "RocksDB target_file_size_base (default 90% of a zone's capacity; the smallest zone's on zone "
+     "sets)"},
     {"--max-bytes-for-level-base", "BYTES", &KvCommandOptions::max_bytes_for_level_base,
      "RocksDB max_bytes_for_level_base, level 1's size, 64KiB-64GiB (default 256MiB)"},
     {"--write-buffer-size", "BYTES", &KvCommandOptions::write_buffer_size,
