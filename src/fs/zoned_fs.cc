@@ -1199,6 +1199,7 @@ std::string ZonedFs::dump_json() const {
       zone["last_taken_at_lba"] = it->second.lba;
     }
     if (uint32_t group = zones_->view(z).group; group != kNoGroup) zone["group"] = group;
+    if (zones_->set_count() > 1) zone["set"] = z.set;
     zones.push_back(zone);
   }
   out["zones"] = zones;

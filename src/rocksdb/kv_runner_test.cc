@@ -290,6 +290,38 @@ TEST(KvRunner, AFullDeviceIsADbError) {
   EXPECT_NE(r.error.find("space"), std::string::npos) << r.error;
 }
 
+// FlexZNS zone sets (seed 001 §IV-C): the log, level 0 and level 1 in the
+// 1 MiB zones, the deeper levels in the 4 MiB ones; every key read back.
+TEST(KvRunner, OnZoneSetsTheHotLevelsGoToTheSmallZones) {
+  Config config = *preset_config("small");
+  for (const char* set : {"flash.blocks_per_plane=32", "flash.pages_per_block=64",
+                          "flash.page_size=4KiB", "zns.format=1MiB:32,4MiB:20"}) {
+    ASSERT_TRUE(apply_override(config, set).ok()) << set;
+  }
+  KvImage image(true, config);
+  KvOptions o = image.options("fillrandom", 30'000);
+  o.value_bytes = 400;
+  o.write_buffer_bytes = 256 << 10;
+  o.max_bytes_for_level_base = 1 << 20;
+  KvResult r = run_kv(o);
+  ASSERT_TRUE(r.ok()) << r.error;
+  // Tables of 90 % of the smallest zone.
+  EXPECT_EQ(r.target_file_size_bytes, (1ull << 20) * 9 / 10 / 4096 * 4096);
+  const auto& levels = r.rocksdb["files_per_level"];
+  ASSERT_GE(levels.size(), 3u);
+  EXPECT_GT(levels[2].get<uint64_t>(), 0u);  // level 2 exists: the large zones have tables
+  const auto& sets = r.session["fs"]["space"]["sets"];
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_EQ(sets[0]["zone_bytes"].get<uint64_t>(), 1u << 20);
+  EXPECT_GT(sets[0]["used_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(sets[1]["used_bytes"].get<uint64_t>(), 0u);
+
+  KvOptions read = image.options("readrandom", 30'000);
+  KvResult back = run_kv(read);
+  ASSERT_TRUE(back.ok()) << back.error;
+  EXPECT_EQ(back.phases[0].by_type[static_cast<size_t>(OpType::kRead)].not_found, 0u);
+}
+
 TEST(KvRunner, AckLogWithABadLineIsBadInput) {
   KvImage image;
   std::ofstream(image.file("acks")) << "12\nfoo\n";
