@@ -37,10 +37,7 @@ FsResult<uint32_t> ZonedFs::collect_garbage_in(uint32_t set, uint32_t free_zones
   const uint64_t capacity = zones_->set_capacity_lbas(set);
   uint32_t emptied = 0;
   const uint32_t unit = policy_->gc_unit();
-  auto next_victim = [&]() -> std::optional<uint32_t> {
-    if (zones_->covers_all(sets)) return policy_->gc_victim(*zones_);
-    return policy_->gc_victim(*zones_->table_of(sets));
-  };
+  auto next_victim = [&] { return policy_->gc_victim(SetZoneTable(*zones_, sets)); };
   auto not_free = [&](uint32_t victim) {
     return !zones_->is_data_zone(victim) || zones_->zone(victim).held() ||
            zones_->zone(victim).collecting || zones_->zone(victim).set != set;

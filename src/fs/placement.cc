@@ -105,8 +105,6 @@ constexpr std::array<const char*, kDataLevelCount> kLevelNames = {"wal", "manife
 
 }  // namespace
 
-const char* data_level_name(DataLevel level) { return kLevelNames.at(static_cast<size_t>(level)); }
-
 FsResult<LevelMask> parse_data_levels(std::string_view text) {
   LevelMask out = 0;
   size_t at = 0;

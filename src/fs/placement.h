@@ -61,7 +61,6 @@ inline constexpr uint32_t kNoGroup = UINT32_MAX;
 enum class DataLevel : uint8_t { kWal, kManifest, kL0, kL1, kL2, kL3, kOther, kCount };
 inline constexpr size_t kDataLevelCount = static_cast<size_t>(DataLevel::kCount);
 DataLevel data_level(Lifetime lifetime, IoClass io_class);
-const char* data_level_name(DataLevel level);
 // Levels as a bit each; "wal,L0,L1" and back. The message names a word
 // that is no level.
 using LevelMask = uint32_t;

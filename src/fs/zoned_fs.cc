@@ -1076,6 +1076,20 @@ void count_zone(Space& space, const DataZone& z, uint64_t bs) {
   if (z.finished) space.lost_bytes += (z.capacity_lbas - z.wp_lbas) * bs;
 }
 
+// The zones' space (FsSpace, or a zone set's FsSetSpace) as JSON, in the
+// order stats_json and the sets give it.
+template <typename Space>
+nlohmann::ordered_json zone_space_json(const Space& s) {
+  return {{"zone_bytes", s.zone_bytes},
+          {"data_zones", s.data_zones},
+          {"empty_zones", s.empty_zones},
+          {"active_zones", s.active_zones},
+          {"free_bytes", s.free_bytes},
+          {"used_bytes", s.used_bytes},
+          {"reclaimable_bytes", s.reclaimable_bytes},
+          {"lost_bytes", s.lost_bytes}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json space_sets_json(const FsSpace& s, const Superblock& sb) {
@@ -1087,16 +1101,9 @@ nlohmann::ordered_json space_sets_json(const FsSpace& s, const Superblock& sb) {
       j["zones"] = sb.zone_sets[i].count;
       j["zone_size_bytes"] = sb.zone_sets[i].size_lbas * sb.block_bytes;
     }
-    j.update({{"zone_bytes", set.zone_bytes},
-              {"data_zones", set.data_zones},
-              {"empty_zones", set.empty_zones},
-              {"active_zones", set.active_zones},
-              {"free_bytes", set.free_bytes},
-              {"used_bytes", set.used_bytes},
-              {"reclaimable_bytes", set.reclaimable_bytes},
-              {"lost_bytes", set.lost_bytes},
-              {"gc_written_bytes", set.gc_written_bytes},
-              {"write_amplification", set.write_amplification}});
+    j.update(zone_space_json(set));
+    j["gc_written_bytes"] = set.gc_written_bytes;
+    j["write_amplification"] = set.write_amplification;
     sets.push_back(j);
   }
   return sets;
@@ -1217,17 +1224,10 @@ std::string ZonedFs::stats_json() const {
                                                         {"written_bytes", c.data_written_bytes[i]}};
   }
   Json out;
-  out["space"] = {{"zone_bytes", s.zone_bytes},
-                  {"data_zones", s.data_zones},
-                  {"empty_zones", s.empty_zones},
-                  {"active_zones", s.active_zones},
-                  {"free_bytes", s.free_bytes},
-                  {"used_bytes", s.used_bytes},
-                  {"reclaimable_bytes", s.reclaimable_bytes},
-                  {"lost_bytes", s.lost_bytes},
-                  {"files", s.files},
-                  {"file_bytes", s.file_bytes},
-                  {"write_amplification", s.write_amplification}};
+  out["space"] = zone_space_json(s);
+  out["space"]["files"] = s.files;
+  out["space"]["file_bytes"] = s.file_bytes;
+  out["space"]["write_amplification"] = s.write_amplification;
   if (!s.sets.empty()) out["space"]["sets"] = space_sets_json(s, superblock_);
   out["files"] = {{"created", c.files_created},
                   {"deleted", c.files_deleted},

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 
 namespace zonelab::fs {
 
@@ -13,6 +12,7 @@ ZoneManager::ZoneManager(uint32_t first_zone, const std::vector<ZoneSetInfo>& se
   ZL_ASSERT(limits.open >= 2 && limits.active >= 2 && limits.open <= limits.active);
   for (uint32_t s = 0; s < sets.size(); ++s) {
     const ZoneSetInfo& set = sets[s];
+    const size_t before = zones_.size();
     for (uint32_t z = std::max(first_zone, set.first_zone); z < set.first_zone + set.zone_count;
          ++z) {
       DataZone zone;
@@ -23,8 +23,7 @@ ZoneManager::ZoneManager(uint32_t first_zone, const std::vector<ZoneSetInfo>& se
       zone.capacity_lbas = set.zone_capacity_lbas;
       zones_.push_back(zone);
     }
-    set_zones_.push_back(static_cast<uint32_t>(zones_.size()) -
-                         std::accumulate(set_zones_.begin(), set_zones_.end(), 0u));
+    set_zones_.push_back(static_cast<uint32_t>(zones_.size() - before));
     set_capacity_.push_back(set.zone_capacity_lbas);
   }
   ZL_ASSERT(!zones_.empty() && zones_.front().index == first_zone);
@@ -73,19 +72,22 @@ uint32_t ZoneManager::empty_count(SetMask sets) const {
   }));
 }
 
-bool ZoneManager::covers_all(SetMask sets) const {
-  for (uint32_t s = 0; s < set_count(); ++s) {
-    if (zones_in_set(s) != 0 && (sets & set_bit(s)) == 0) return false;
+SetZoneTable::SetZoneTable(const ZoneManager& zones, SetMask sets) : zones_(zones) {
+  for (uint32_t s = 0; s < zones.set_count(); ++s) {
+    if (zones.zones_in_set(s) != 0 && (sets & set_bit(s)) == 0) every_zone_ = false;
   }
-  return true;
+  if (every_zone_) return;
+  for (uint32_t i = 0; i < zones.count(); ++i) {
+    if ((sets & set_bit(zones.zones()[i].set)) != 0) indexes_.push_back(i);
+  }
 }
 
-std::unique_ptr<ZoneTable> ZoneManager::table_of(SetMask sets) const {
-  std::vector<uint32_t> indexes;
-  for (uint32_t i = 0; i < count(); ++i) {
-    if ((sets & set_bit(zones_[i].set)) != 0) indexes.push_back(i);
-  }
-  return std::make_unique<SetZoneTable>(*this, std::move(indexes));
+uint32_t SetZoneTable::size() const {
+  return every_zone_ ? zones_.size() : static_cast<uint32_t>(indexes_.size());
+}
+
+ZoneView SetZoneTable::at(uint32_t index) const {
+  return zones_.at(every_zone_ ? index : indexes_[index]);
 }
 
 bool ZoneManager::revoke_idle(WriterId asking, bool part_way) {
@@ -160,10 +162,7 @@ ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime 
 
   const PlacementRequest request{lifetime, io_class, writer == kGcWriter, stripe};
   // On a namespace of zone sets the policy sees the writer's sets only.
-  const bool every_zone = covers_all(sets);
-  std::unique_ptr<ZoneTable> own = every_zone ? nullptr : table_of(sets);
-  const ZoneTable& mine = every_zone ? static_cast<const ZoneTable&>(*this) : *own;
-  Placement placement = policy.place(mine, request);
+  Placement placement = policy.place(SetZoneTable(*this, sets), request);
   if (placement.kind == Placement::Kind::kContinue) {
     DataZone& z = zone(placement.zone);
     ZL_ASSERT(z.written_part_way() && !z.held() && !z.collecting && z.room_lbas() > 0);
@@ -204,9 +203,7 @@ ZoneManager::Allocation ZoneManager::allocate(PlacementPolicy& policy, Lifetime 
     out.kind = Allocation::Kind::kNoSpace;
     return out;
   }
-  std::unique_ptr<ZoneTable> open_table = covers_all(open_sets) ? nullptr : table_of(open_sets);
-  std::optional<uint32_t> chosen =
-      policy.choose_empty(open_table ? *open_table : static_cast<const ZoneTable&>(*this), request);
+  std::optional<uint32_t> chosen = policy.choose_empty(SetZoneTable(*this, open_sets), request);
   ZL_ASSERT(chosen && "empty_count() found an empty zone");
   DataZone& z = zone(*chosen);
   ZL_ASSERT(z.empty() && !z.held() && !z.collecting && (open_sets & set_bit(z.set)) != 0);

@@ -24,7 +24,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -76,19 +75,21 @@ using SetMask = uint32_t;
 inline constexpr SetMask kAllSets = ~SetMask{0};
 inline constexpr SetMask set_bit(uint32_t set) { return SetMask{1} << set; }
 
+class ZoneManager;
+
 // The data zones of some zone sets, as a policy sees them: the zones a
-// writer confined to those sets may take (the whole table when that is
-// every zone).
+// writer confined to those sets may take -- the manager's own table, not a
+// copy, when that is every data zone.
 class SetZoneTable final : public ZoneTable {
  public:
-  SetZoneTable(const ZoneTable& all, std::vector<uint32_t> indexes)
-      : all_(all), indexes_(std::move(indexes)) {}
-  uint32_t size() const override { return static_cast<uint32_t>(indexes_.size()); }
-  ZoneView at(uint32_t index) const override { return all_.at(indexes_[index]); }
+  SetZoneTable(const ZoneManager& zones, SetMask sets);
+  uint32_t size() const override;
+  ZoneView at(uint32_t index) const override;
 
  private:
-  const ZoneTable& all_;
-  std::vector<uint32_t> indexes_;
+  const ZoneManager& zones_;
+  bool every_zone_ = true;
+  std::vector<uint32_t> indexes_;  // when not every zone
 };
 
 struct ZoneLimits {
@@ -187,11 +188,6 @@ class ZoneManager final : public ZoneTable {
   uint32_t set_count() const { return static_cast<uint32_t>(set_zones_.size()); }
   uint32_t zones_in_set(uint32_t set) const { return set_zones_.at(set); }
   uint64_t set_capacity_lbas(uint32_t set) const { return set_capacity_.at(set); }
-  // The table a writer confined to `sets` sees (this one when that is
-  // every data zone).
-  std::unique_ptr<ZoneTable> table_of(SetMask sets) const;
-  // `sets` holds every set that has data zones.
-  bool covers_all(SetMask sets) const;
   const ZoneLimits& limits() const { return limits_; }
   void set_limits(ZoneLimits limits) { limits_ = limits; }
   uint64_t revocations() const { return revocations_; }

@@ -366,20 +366,16 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
 }
 
 // The data zones, set by set: "54 of 128MiB" or "30 of 128MiB + 24 of
-// 512MiB" (the metadata zones are the first zones of the namespace).
-std::string data_zones_text(const fs::Superblock& sb) {
-  if (sb.zone_sets.empty()) {
-    return fmt::format("{} of {}", sb.zone_count - sb.meta_zones,
-                       format_size(sb.zone_capacity_lbas * sb.block_bytes));
+// 512MiB" (a set whose zones all hold metadata has none).
+std::string data_zones_text(const fs::FsSpace& space) {
+  if (space.sets.empty()) {
+    return fmt::format("{} of {}", space.data_zones, format_size(space.zone_bytes));
   }
   std::string out;
-  uint32_t meta = sb.meta_zones;
-  for (const fs::SuperZoneSet& set : sb.zone_sets) {
-    const uint32_t taken = std::min(meta, set.count);
-    meta -= taken;
-    if (set.count == taken) continue;
-    out += fmt::format("{}{} of {}", out.empty() ? "" : " + ", set.count - taken,
-                       format_size(set.capacity_lbas * sb.block_bytes));
+  for (const fs::FsSetSpace& set : space.sets) {
+    if (set.data_zones == 0) continue;
+    out += fmt::format("{}{} of {}", out.empty() ? "" : " + ", set.data_zones,
+                       format_size(set.zone_bytes));
   }
   return out;
 }
@@ -422,7 +418,7 @@ void print_mkfs(const std::string& image, const fs::ZonedFs& zfs, bool json,
   const std::string zones =
       sb.zone_sets.empty()
           ? fmt::format("{} data zones of {}", data_zones, format_size(zone_capacity_bytes))
-          : fmt::format("{} data zones: {}", data_zones, data_zones_text(sb));
+          : fmt::format("{} data zones: {}", data_zones, data_zones_text(zfs.space()));
   fmt::print(
       "{}: file system {}, {} (+{} metadata), finish threshold {}%, gc keeps {}% free, policy "
       "{}\n",
@@ -717,8 +713,9 @@ int run_info(const FsRequest& r, const fs::ZonedFs& zfs) {
   for (const SuperblockField& field : superblock_fields(sb)) {
     lines.emplace_back(field.label, field.text);
   }
-  lines.emplace_back("data zones", fmt::format("{} ({})", data_zones_text(sb),
-                                               format_size(zfs.space().size_bytes)));
+  const fs::FsSpace space = zfs.space();
+  lines.emplace_back("data zones",
+                     fmt::format("{} ({})", data_zones_text(space), format_size(space.size_bytes)));
   lines.emplace_back("journal", fmt::format("metadata zone {}, header sequence {}",
                                             zfs.journal_zone(), zfs.journal_sequence()));
   for (const auto& [key, value] : zfs.policy().describe()) {
