@@ -102,15 +102,24 @@ struct ZnsConfig {
 };
 
 // One zone set of zns.format.
+// `dies` > 0 binds the set to the FlexZNS dies [first_die, first_die +
+// dies) ("SIZE:COUNT@FIRST-LAST"): its zones take flash block groups on
+// those dies only (seed 001 §IV-D, tenants on their own dies).
 struct ZoneFormatEntry {
   uint64_t zone_bytes = 0;
   uint64_t count = 0;
+  uint32_t first_die = 0;
+  uint32_t dies = 0;  // 0: every die
 };
 inline constexpr size_t kMaxZoneSets = 16;
 // "512MiB:64,2GiB:480" -> its sets (sizes as config sizes; at most
-// kMaxZoneSets; counts > 0). Checks syntax only; the flash decides the rest.
+// kMaxZoneSets; counts > 0); "512MiB:64@0-3" binds a set to dies 0 to 3.
+// Checks syntax only; the flash decides the rest.
 Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text);
 std::string zone_format_text(const std::vector<ZoneFormatEntry>& sets);
+// "0-3" or "5" -> (first die, dies); "0-3" back from (0, 4).
+Result<std::pair<uint32_t, uint32_t>> parse_die_range(std::string_view text);
+std::string die_range_text(uint32_t first_die, uint32_t dies);
 
 // The conventional (block-interface) SSD on the same flash (seed 000 2.1,
 // 5.1): a page-mapped FTL with over-provisioning and garbage collection.

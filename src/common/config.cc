@@ -183,18 +183,20 @@ std::vector<Key> make_keys() {
          "blocks that still hold old data are erased all at the zone's first write (zone) or "
          "each at the first write to it (block)",
          ZL_TEXT(zns.mapping_erase_on));
-  k.push_back(Key{"zns.format",
-                  Kind::kZoneFormat,
-                  0,
-                  0,
-                  {},
-                  "FlexZNS zone sets, SIZE:COUNT,... in LBA order (e.g. \"512MiB:64,2GiB:480\", "
-                  "or an array of {size, count} tables); each zone a flash block group in "
-                  "superblocks of its set, mapped at its first write (seed 001 §III-B); replaces "
-                  "zone_size, zone_capacity, zone_count and the zone -> unit mapping; empty: "
-                  "zones of one size",
-                  {},
-                  ZL_TEXT(zns.format)});
+  k.push_back(
+      Key{"zns.format",
+          Kind::kZoneFormat,
+          0,
+          0,
+          {},
+          "FlexZNS zone sets, SIZE:COUNT[@DIES],... in LBA order (e.g. \"512MiB:64,2GiB:480\", "
+          "or an array of {size, count, dies} tables); each zone a flash block group in "
+          "superblocks of its set, mapped at its first write (seed 001 §III-B); @0-3 "
+          "binds a set to dies 0 to 3 (§IV-D); replaces "
+          "zone_size, zone_capacity, zone_count and the zone -> unit mapping; empty: "
+          "zones of one size",
+          {},
+          ZL_TEXT(zns.format)});
   choice("zns.parity.placement", {"none", "in-zone", "separate"},
          "die-level RAID parity of each zone: none, in-zone (one die of the zone holds it, so "
          "capacity < size, Table I) or separate (FlexZNS's parity area: capacity = size)",
@@ -390,6 +392,7 @@ Result<std::string> zone_format_from_array(const toml::array& array) {
     if (set == nullptr) return Error{"each zone set is a table {size = \"...\", count = N}"};
     std::string size;
     std::string count;
+    std::string dies;
     for (const auto& [name, value] : *set) {
       std::string field;
       if (auto v = value.as_string()) {
@@ -404,17 +407,20 @@ Result<std::string> zone_format_from_array(const toml::array& array) {
         size = field;
       } else if (name.str() == "count") {
         count = field;
+      } else if (name.str() == "dies") {
+        dies = field;
       } else {
         return Error{
-            fmt::format("zone set field '{}' is not size or count", printable(name.str()))};
+            fmt::format("zone set field '{}' is not size, count or dies", printable(name.str()))};
       }
     }
     if (size.empty() || count.empty()) return Error{"each zone set needs a size and a count"};
-    if (size.find_first_of(":,") != std::string::npos ||
-        count.find_first_of(":,") != std::string::npos) {
-      return Error{"a zone set's size and count are a size and a count"};
+    if (size.find_first_of(":,@") != std::string::npos ||
+        count.find_first_of(":,@") != std::string::npos ||
+        dies.find_first_of(":,@") != std::string::npos) {
+      return Error{"a zone set's size, count and dies are a size, a count and dies (\"0-3\")"};
     }
-    text += (text.empty() ? "" : ",") + size + ":" + count;
+    text += (text.empty() ? "" : ",") + size + ":" + count + (dies.empty() ? "" : "@" + dies);
   }
   return text;
 }
@@ -571,6 +577,28 @@ std::vector<ConfigKeyInfo> config_keys() {
   return out;
 }
 
+Result<std::pair<uint32_t, uint32_t>> parse_die_range(std::string_view text) {
+  // FIRST-LAST or one die; the flash decides whether the dies exist.
+  size_t dash = text.find('-');
+  auto first = parse_count(text.substr(0, dash));
+  auto last = dash == std::string_view::npos ? first : parse_count(text.substr(dash + 1));
+  if (!first || !last || *first > kU32 || *last > kU32) {
+    return Error{
+        fmt::format("'{}' is not a range of dies (FIRST-LAST, e.g. 0-3)", one_line(text, 40))};
+  }
+  if (*last < *first) {
+    return Error{fmt::format("dies {}: the last die comes before the first", one_line(text, 40))};
+  }
+  if (*last - *first + 1 > kU32) return Error{fmt::format("dies {}: too many", one_line(text, 40))};
+  return std::pair<uint32_t, uint32_t>{static_cast<uint32_t>(*first),
+                                       static_cast<uint32_t>(*last - *first + 1)};
+}
+
+std::string die_range_text(uint32_t first_die, uint32_t dies) {
+  return dies == 1 ? fmt::format("{}", first_die)
+                   : fmt::format("{}-{}", first_die, uint64_t{first_die} + dies - 1);
+}
+
 Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text) {
   std::vector<ZoneFormatEntry> sets;
   if (text.empty()) return sets;
@@ -590,10 +618,21 @@ Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text) {
       return Error{fmt::format("zone set '{}': '{}' is not a zone size", one_line(item, 40),
                                one_line(item.substr(0, colon), 40))};
     }
-    auto count = parse_count(item.substr(colon + 1));
+    std::string_view count_text = item.substr(colon + 1);
+    ZoneFormatEntry entry;
+    if (size_t at = count_text.find('@'); at != std::string_view::npos) {
+      auto dies = parse_die_range(count_text.substr(at + 1));
+      if (!dies) {
+        return Error{fmt::format("zone set '{}': {}", one_line(item, 40), dies.error())};
+      }
+      entry.first_die = dies->first;
+      entry.dies = dies->second;
+      count_text = count_text.substr(0, at);
+    }
+    auto count = parse_count(count_text);
     if (!count) {
       return Error{fmt::format("zone set '{}': '{}' is not a zone count", one_line(item, 40),
-                               one_line(item.substr(colon + 1), 40))};
+                               one_line(count_text, 40))};
     }
     if (*count == 0 || *count > kU32) {
       return Error{
@@ -602,7 +641,9 @@ Result<std::vector<ZoneFormatEntry>> parse_zone_format(std::string_view text) {
     if (sets.size() == kMaxZoneSets) {
       return Error{fmt::format("more than {} zone sets", kMaxZoneSets)};
     }
-    sets.push_back({*size, *count});
+    entry.zone_bytes = *size;
+    entry.count = *count;
+    sets.push_back(entry);
     if (comma == std::string_view::npos) break;
     begin = comma + 1;
   }
@@ -613,6 +654,7 @@ std::string zone_format_text(const std::vector<ZoneFormatEntry>& sets) {
   std::string text;
   for (const auto& set : sets) {
     text += fmt::format("{}{}:{}", text.empty() ? "" : ",", format_size(set.zone_bytes), set.count);
+    if (set.dies != 0) text += "@" + die_range_text(set.first_die, set.dies);
   }
   return text;
 }

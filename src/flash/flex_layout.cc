@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "common/units.h"
+#include "zonelab/config.h"
 
 namespace zonelab {
 namespace {
@@ -31,6 +32,21 @@ class ParityArea {
       for (uint32_t s : open_) {
         for (uint32_t k = 0; k < dies_; ++k) {
           uint32_t die = (fbg.first_die + fbg.dies + k) % dies_;
+          if (!fbg.holds(die) && !used_[s][die]) return take(s, die);
+        }
+      }
+      begin_superblock();
+    }
+  }
+
+  // A set bound to dies keeps its parity on them (§IV-D): a free chunk on
+  // a die of [first, first + dies) outside `fbg`, from the parity
+  // superblocks begun or a new one.
+  ParityChunk take_outside_within(const Fbg& fbg, uint32_t first, uint32_t dies) {
+    for (;;) {
+      for (uint32_t s : open_) {
+        for (uint32_t k = 0; k < dies; ++k) {
+          uint32_t die = first + (fbg.first_die - first + fbg.dies + k) % dies;
           if (!fbg.holds(die) && !used_[s][die]) return take(s, die);
         }
       }
@@ -137,7 +153,10 @@ Result<FlexLayout> plan_flex_layout(const FlexGeometry& geometry, std::span<cons
   layout.placement = placement;
   layout.geometry = geometry;
   uint64_t data_superblocks = 0;
-  for (const ZoneSetSpec& spec : sets) {
+  // The superblocks each die's part of the data area has used so far.
+  std::vector<uint64_t> used_rows(geometry.dies, 0);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const ZoneSetSpec& spec = sets[i];
     const std::string size = format_size(spec.zone_bytes);
     if (spec.count == 0) return Error{fmt::format("zone set {}: a count of 0 zones", size)};
     if (!power_of_two(spec.zone_bytes)) {
@@ -158,9 +177,32 @@ Result<FlexLayout> plan_flex_layout(const FlexGeometry& geometry, std::span<cons
     set.zone_bytes = spec.zone_bytes;
     set.count = spec.count;
     set.dies_per_fbg = static_cast<uint32_t>(spec.zone_bytes / geometry.chunk_bytes);
-    if (geometry.dies % set.dies_per_fbg != 0) {
+    set.bound = spec.dies != 0;
+    set.first_die = set.bound ? spec.first_die : 0;
+    set.dies = set.bound ? spec.dies : geometry.dies;
+    const std::string range =
+        fmt::format("dies {}-{}", set.first_die, uint64_t{set.first_die} + set.dies - 1);
+    if (set.bound && uint64_t{set.first_die} + set.dies > geometry.dies) {
+      return Error{fmt::format("zone set {} ({}): {}, the flash has dies 0-{}", i, size, range,
+                               geometry.dies - 1)};
+    }
+    if (set.bound) {
+      for (size_t j = 0; j < i; ++j) {
+        const ZoneSetSpec& other = sets[j];
+        if (other.dies != 0 && set.first_die < uint64_t{other.first_die} + other.dies &&
+            other.first_die < uint64_t{set.first_die} + set.dies) {
+          return Error{fmt::format("zone set {} ({}): {} overlap zone set {}'s dies {}", i, size,
+                                   range, j, die_range_text(other.first_die, other.dies))};
+        }
+      }
+    }
+    if (set.dies_per_fbg > set.dies) {
+      return Error{fmt::format("zone size {}: {} dies wide, wider than its {}", size,
+                               set.dies_per_fbg, range)};
+    }
+    if (set.dies % set.dies_per_fbg != 0) {
       return Error{fmt::format("zone size {}: {} dies, which do not split the {} dies evenly", size,
-                               set.dies_per_fbg, geometry.dies)};
+                               set.dies_per_fbg, set.dies)};
     }
     set.capacity_bytes = spec.zone_bytes;
     if (placement == ParityPlacement::kInZone) {
@@ -170,16 +212,20 @@ Result<FlexLayout> plan_flex_layout(const FlexGeometry& geometry, std::span<cons
       }
       set.capacity_bytes -= geometry.chunk_bytes;
     }
-    const uint32_t per_superblock = geometry.dies / set.dies_per_fbg;
-    set.first_superblock = static_cast<uint32_t>(std::min<uint64_t>(data_superblocks, UINT32_MAX));
+    const uint32_t per_superblock = set.dies / set.dies_per_fbg;
+    const auto first = used_rows.begin() + set.first_die;
+    const uint64_t first_row = *std::max_element(first, first + set.dies);
+    set.first_superblock = static_cast<uint32_t>(std::min<uint64_t>(first_row, UINT32_MAX));
     const uint64_t needed = (uint64_t{spec.count} + per_superblock - 1) / per_superblock;
-    data_superblocks += needed;
+    std::fill(first, first + set.dies, first_row + needed);
+    data_superblocks = std::max(data_superblocks, first_row + needed);
     if (data_superblocks <= geometry.superblocks) {
       set.superblocks = static_cast<uint32_t>(needed);
       set.fbgs.reserve(spec.count);
       for (uint32_t k = 0; k < spec.count; ++k) {
         set.fbgs.push_back({set.first_superblock + k / per_superblock,
-                            (k % per_superblock) * set.dies_per_fbg, set.dies_per_fbg});
+                            set.first_die + (k % per_superblock) * set.dies_per_fbg,
+                            set.dies_per_fbg});
       }
     }
     layout.sets.push_back(std::move(set));
@@ -223,7 +269,9 @@ Result<FlexLayout> plan_flex_layout(const FlexGeometry& geometry, std::span<cons
     ZoneSetLayout& set = layout.sets[i];
     if (set.dies_per_fbg == geometry.dies) continue;
     for (uint32_t k = 0; k < set.count; ++k) {
-      set.parity[k].push_back(area.take_outside(set.fbgs[k]));
+      set.parity[k].push_back(set.bound && set.dies_per_fbg < set.dies
+                                  ? area.take_outside_within(set.fbgs[k], set.first_die, set.dies)
+                                  : area.take_outside(set.fbgs[k]));
     }
   }
   // Superblock-wide FBGs: two copies on two different dies.

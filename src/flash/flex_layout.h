@@ -9,8 +9,10 @@
 // FBG's width and the size of a parity chunk. A zone of S bytes is an FBG of
 // S / chunk dies, consecutive dies of one superblock; the zones of one set
 // fill superblocks of their own (the data area, set after set, in the order
-// given). The parity area follows the data area: parity superblocks whose
-// chunks hold the parity of FBGs, mapped once, at format time, by
+// given). A set bound to some dies (§IV-D) lays its FBGs on those dies
+// only and shares superblocks with sets bound to other dies; each set
+// begins at the first superblock free on all its dies. The parity area follows the data area:
+// parity superblocks whose chunks hold the parity of FBGs, mapped once, at format time, by
 // Algorithm 1 (FBGs by width, widest first, each chunk on a die outside its
 // FBG, packed into the parity superblocks already begun; superblock-wide
 // FBGs last, two copies on two different dies).
@@ -40,6 +42,10 @@ Result<ParityPlacement> parse_parity_placement(std::string_view text);
 struct ZoneSetSpec {
   uint64_t zone_bytes = 0;
   uint32_t count = 0;
+  // dies > 0: the set's FBGs lie on dies [first_die, first_die + dies) only
+  // (§IV-D: a tenant on its own dies); 0: on every die.
+  uint32_t first_die = 0;
+  uint32_t dies = 0;
 };
 
 struct FlexGeometry {
@@ -71,6 +77,10 @@ struct ZoneSetLayout {
   uint64_t capacity_bytes = 0;  // what the host may write to a zone
   uint32_t count = 0;
   uint32_t dies_per_fbg = 0;
+  // The dies the set's FBGs lie on: every die unless the format binds it.
+  uint32_t first_die = 0;
+  uint32_t dies = 0;
+  bool bound = false;  // the format named its dies
   uint32_t first_superblock = 0;
   uint32_t superblocks = 0;
   std::vector<Fbg> fbgs;  // `count` of them
@@ -94,8 +104,9 @@ struct FlexLayout {
 
 // Plans a format; refuses, with one line naming the value, a zone size that
 // is not a power of two, not a whole number of chunks or wider than a
-// superblock, a count of 0, an in-zone parity zone of one die, and a format
-// that does not fit (saying how much flash it lacks).
+// superblock, a count of 0, an in-zone parity zone of one die, dies that
+// do not exist, sets bound to dies that overlap, and a format that does not
+// fit (saying how much flash it lacks).
 Result<FlexLayout> plan_flex_layout(const FlexGeometry& geometry, std::span<const ZoneSetSpec> sets,
                                     ParityPlacement placement);
 

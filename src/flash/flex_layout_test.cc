@@ -161,5 +161,73 @@ TEST(FlexLayout, BadFormatsAreRefusedByName) {
   EXPECT_FALSE(parse_parity_placement("raid5").ok());
 }
 
+TEST(FlexLayout, SetsBoundToDiesShareSuperblocksAndKeepToTheirDies) {
+  const FlexGeometry g = table_ii();
+  // Two tenants' sets on halves of the dies (§IV-D), each FBG of 8 dies,
+  // then a set on every die after both.
+  const std::vector<ZoneSetSpec> specs{
+      {256 * kMiB, 40, 0, 32}, {256 * kMiB, 12, 32, 32}, {512 * kMiB, 8}};
+  auto layout = plan_flex_layout(g, specs, ParityPlacement::kSeparate);
+  ASSERT_TRUE(layout.ok()) << layout.error();
+  const ZoneSetLayout& a = layout->sets[0];
+  const ZoneSetLayout& b = layout->sets[1];
+  EXPECT_TRUE(a.bound);
+  EXPECT_FALSE(layout->sets[2].bound);
+  EXPECT_EQ(layout->sets[2].dies, 64U);
+  // Four FBGs a superblock on 32 dies: 40 zones take 10 superblocks, 12 take 3,
+  // both from superblock 0; the unbound set begins after the longer one.
+  EXPECT_EQ(a.first_superblock, 0U);
+  EXPECT_EQ(a.superblocks, 10U);
+  EXPECT_EQ(b.first_superblock, 0U);
+  EXPECT_EQ(b.superblocks, 3U);
+  EXPECT_EQ(layout->sets[2].first_superblock, 10U);
+  for (uint32_t i = 0; i < 2; ++i) {
+    const ZoneSetLayout& set = layout->sets[i];
+    for (uint32_t k = 0; k < set.count; ++k) {
+      const Fbg& fbg = set.fbgs[k];
+      EXPECT_GE(fbg.first_die, set.first_die);
+      EXPECT_LE(fbg.first_die + fbg.dies, set.first_die + set.dies);
+      // The parity of a bound set's FBG stays on its dies too.
+      for (const ParityChunk& c : set.parity[k]) {
+        EXPECT_GE(c.die, set.first_die);
+        EXPECT_LT(c.die, set.first_die + set.dies);
+      }
+    }
+  }
+  expect_parity_well_placed(*layout);
+
+  // Without bindings the plan is the one it always was: set after set.
+  const std::vector<ZoneSetSpec> free_specs{{256 * kMiB, 40}, {256 * kMiB, 12}, {512 * kMiB, 8}};
+  auto unbound = plan_flex_layout(g, free_specs, ParityPlacement::kSeparate);
+  ASSERT_TRUE(unbound.ok()) << unbound.error();
+  EXPECT_EQ(unbound->sets[1].first_superblock, 5U);
+  EXPECT_EQ(unbound->sets[2].first_superblock, 7U);
+}
+
+TEST(FlexLayout, BadDieBindingsAreRefusedByName) {
+  const FlexGeometry g = table_ii();
+  auto refuse = [&](std::vector<ZoneSetSpec> specs) {
+    auto layout = plan_flex_layout(g, specs, ParityPlacement::kNone);
+    EXPECT_FALSE(layout.ok());
+    return layout.ok() ? std::string() : layout.error();
+  };
+  EXPECT_NE(refuse({{256 * kMiB, 4, 60, 8}}).find("the flash has dies 0-63"), std::string::npos);
+  EXPECT_NE(refuse({{256 * kMiB, 4, 0, 32}, {256 * kMiB, 4, 16, 32}}).find("overlap zone set 0"),
+            std::string::npos);
+  EXPECT_NE(refuse({{512 * kMiB, 4, 0, 8}}).find("wider than its dies 0-7"), std::string::npos);
+  EXPECT_NE(refuse({{256 * kMiB, 4, 0, 12}}).find("do not split"), std::string::npos);
+  // The format text carries the binding and reads back.
+  auto sets = parse_zone_format("256MiB:40@0-31,256MiB:12@32-63,512MiB:8");
+  ASSERT_TRUE(sets.ok()) << sets.error();
+  EXPECT_EQ((*sets)[1].first_die, 32U);
+  EXPECT_EQ((*sets)[1].dies, 32U);
+  EXPECT_EQ((*sets)[2].dies, 0U);
+  EXPECT_EQ(zone_format_text(*sets), "256MiB:40@0-31,256MiB:12@32-63,512MiB:8");
+  EXPECT_EQ(zone_format_text(*parse_zone_format("1MiB:4@5")), "1MiB:4@5");
+  for (const char* bad : {"1MiB:4@", "1MiB:4@3-1", "1MiB:4@a-b", "1MiB:4@1-2-3", "1MiB:4@-1"}) {
+    EXPECT_FALSE(parse_zone_format(bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace zonelab

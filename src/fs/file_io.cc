@@ -381,6 +381,7 @@ FsStatus WritableFile::close() {
   {
     std::lock_guard lock(fs_.mutex_);
     fs_.buffered_.erase(id_);
+    fs_.writer_room_.erase(id_);
   }
   fs_.release_file(id_);
   if (!synced) return synced;

@@ -133,6 +133,28 @@ ZonedFs::FsckReport ZonedFs::fsck(bool repair) {
     if (!meta_.is_dir(parent_of(path))) {
       report.problems.push_back(fmt::format("{}: its directory does not exist", path));
     }
+    // Tenants (seed 001 §IV-D): a file's data only in its tenant's sets.
+    const FileNode* node = meta_.file(id);
+    if (superblock_.tenants.empty() || node == nullptr) continue;
+    const uint32_t tenant = tenant_of(path);
+    const SetMask room = tenant_sets(tenant);
+    for (const Extent& e : node->extents) {
+      if (!zones_->is_data_zone(e.zone)) continue;
+      const uint32_t set = zones_->zone(e.zone).set;
+      if ((room & set_bit(set)) == 0) {
+        report.problems.push_back(fmt::format(
+            "{}: data in zone {} of zone set {}, outside {}'s sets ({})", path, e.zone, set,
+            tenant == kNoTenant ? std::string("the tenantless files")
+                                : "tenant " + superblock_.tenants[tenant].name,
+            set_mask_text(room & set_mask_of(superblock_.zone_sets.size()))));
+        break;
+      }
+    }
+  }
+  for (const SuperTenant& t : superblock_.tenants) {
+    if (!meta_.is_dir("/" + t.name)) {
+      report.problems.push_back(fmt::format("tenant {}: no directory /{}", t.name, t.name));
+    }
   }
   for (const std::string& dir : meta_.dirs()) {
     if (dir != "/" && !meta_.is_dir(parent_of(dir))) {

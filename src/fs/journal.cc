@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <optional>
 
@@ -21,6 +22,7 @@ constexpr uint32_t kFormatVersion = 1;        // a namespace of equal zones
 constexpr uint32_t kFormatVersionSets = 2;    // zone sets of several sizes
 constexpr uint64_t kSuperblockBytes = 128;    // version 1; version 2's first part
 constexpr uint64_t kSuperZoneSetBytes = 20;
+constexpr uint64_t kSuperTenantBytes = kTenantNameBytes + 4;
 // A metadata header's fields before the superblock (magic, version, length,
 // sequence, next file id), and after it (the snapshot's length).
 constexpr uint64_t kMetaBeforeSuperBytes = 32;
@@ -80,9 +82,35 @@ uint32_t format_version(const Superblock& sb) {
 
 }  // namespace
 
+namespace {
+
+// A version-2 superblock's length from its set and tenant counts.
+uint64_t superblock_v2_bytes(uint64_t sets, uint64_t tenants) {
+  return kSuperblockBytes + sets * kSuperZoneSetBytes + tenants * kSuperTenantBytes + kCrcBytes;
+}
+
+}  // namespace
+
 uint64_t superblock_bytes(const Superblock& sb) {
   if (sb.zone_sets.empty()) return kSuperblockBytes;
-  return kSuperblockBytes + sb.zone_sets.size() * kSuperZoneSetBytes + kCrcBytes;
+  return superblock_v2_bytes(sb.zone_sets.size(), sb.tenants.size());
+}
+
+std::string tenant_name_problem(std::string_view name) {
+  if (name.empty()) return "a tenant needs a name";
+  if (name.size() > kTenantNameBytes) {
+    return fmt::format("tenant name '{}': at most {} characters", one_line(name, 40),
+                       kTenantNameBytes);
+  }
+  if (name == "." || name == "..")
+    return fmt::format("tenant name '{}': not a directory name", name);
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return fmt::format("tenant name '{}': only letters, digits, '_', '-' and '.'",
+                         one_line(name, 40));
+    }
+  }
+  return {};
 }
 
 std::vector<uint8_t> encode_superblock(const Superblock& sb) {
@@ -108,7 +136,9 @@ std::vector<uint8_t> encode_superblock(const Superblock& sb) {
     w.u32(static_cast<uint32_t>(sb.zone_sets.size()));
     w.u32(sb.hot_set);
     w.u32(sb.hot_levels);
+    w.u32(static_cast<uint32_t>(sb.tenants.size()));
   }
+  ZL_ASSERT(sb.tenants.size() <= kTenantsMax && (sb.tenants.empty() || !sb.zone_sets.empty()));
   out.resize(kSuperblockBytes - kCrcBytes, 0);
   ByteWriter(out).u32(crc32c(out.data(), out.size()));
   ZL_ASSERT(out.size() == kSuperblockBytes);
@@ -118,6 +148,13 @@ std::vector<uint8_t> encode_superblock(const Superblock& sb) {
       sets.u64(set.size_lbas);
       sets.u64(set.capacity_lbas);
       sets.u32(set.count);
+    }
+    for (const SuperTenant& t : sb.tenants) {
+      ZL_ASSERT(t.name.size() <= kTenantNameBytes);
+      std::array<uint8_t, kTenantNameBytes> name{};
+      std::memcpy(name.data(), t.name.data(), t.name.size());
+      sets.bytes(name.data(), name.size());
+      sets.u32(t.sets);
     }
     sets.u32(crc32c(out.data() + kSuperblockBytes, out.size() - kSuperblockBytes));
   }
@@ -129,11 +166,13 @@ namespace {
 
 // A version-2 superblock's zone sets, after its first 128 bytes: `count`
 // sets and their CRC-32C, each checked.
-FsStatus decode_zone_sets(const uint8_t* bytes, size_t size, uint32_t count, Superblock& sb) {
+FsStatus decode_zone_sets(const uint8_t* bytes, size_t size, uint32_t count, uint32_t tenants,
+                          Superblock& sb) {
   auto corrupt = [](const std::string& what) {
     return FsStatus(Code::kCorruption, "superblock: " + what);
   };
-  const uint64_t table = uint64_t{count} * kSuperZoneSetBytes;
+  const uint64_t table =
+      uint64_t{count} * kSuperZoneSetBytes + uint64_t{tenants} * kSuperTenantBytes;
   if (size < table + kCrcBytes) return corrupt("zone sets cut short");
   if (load_u32(bytes + table) != crc32c(bytes, table))
     return corrupt("zone sets checksum mismatch");
@@ -158,6 +197,31 @@ FsStatus decode_zone_sets(const uint8_t* bytes, size_t size, uint32_t count, Sup
   if (sb.zone_sets.front().size_lbas != sb.zone_size_lbas ||
       sb.zone_sets.front().capacity_lbas != sb.zone_capacity_lbas) {
     return corrupt("the first zone set is not the superblock's zone size and capacity");
+  }
+  uint32_t owned = 0;
+  for (uint32_t i = 0; i < tenants; ++i) {
+    SuperTenant t;
+    const uint8_t* name = r.take(kTenantNameBytes);
+    size_t name_bytes = 0;
+    while (name_bytes < kTenantNameBytes && name[name_bytes] != 0) ++name_bytes;
+    if (!std::all_of(name + name_bytes, name + kTenantNameBytes,
+                     [](uint8_t b) { return b == 0; })) {
+      return corrupt(fmt::format("tenant {}: name not NUL-padded", i));
+    }
+    t.name.assign(reinterpret_cast<const char*>(name), name_bytes);
+    t.sets = r.u32();
+    if (std::string why = tenant_name_problem(t.name); !why.empty()) {
+      return corrupt(fmt::format("tenant {}: {}", i, why));
+    }
+    if (t.sets == 0 || (t.sets >> count) != 0 || (t.sets & owned) != 0) {
+      return corrupt(fmt::format("tenant {}: zone sets {:#x} of {} ({:#x} taken)", t.name, t.sets,
+                                 count, owned));
+    }
+    owned |= t.sets;
+    for (const SuperTenant& other : sb.tenants) {
+      if (other.name == t.name) return corrupt(fmt::format("tenant {} twice", t.name));
+    }
+    sb.tenants.push_back(std::move(t));
   }
   return {};
 }
@@ -215,6 +279,7 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
     return corrupt("a percentage above 100");
   }
   uint32_t set_count = 0;
+  uint32_t tenant_count = 0;
   if (version == kFormatVersionSets) {
     set_count = r.u32();
     if (set_count < 2 || set_count > kSuperZoneSetsMax) {
@@ -228,16 +293,20 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
     if ((sb.hot_levels & ~kAllLevels) != 0 || (sb.hot_set == kNoHotSet && sb.hot_levels != 0)) {
       return corrupt(fmt::format("hot levels {:#x}", sb.hot_levels));
     }
+    tenant_count = r.u32();
+    if (tenant_count > kTenantsMax) {
+      return corrupt(fmt::format("{} tenants (at most {})", tenant_count, kTenantsMax));
+    }
   }
   const size_t reserved_bytes = r.remaining() - kCrcBytes;
   const uint8_t* reserved = r.take(reserved_bytes);
   if (!std::all_of(reserved, reserved + reserved_bytes, [](uint8_t b) { return b == 0; })) {
     return corrupt(version == kFormatVersion ? "reserved bytes 80..123 not zero"
-                                             : "reserved bytes 92..123 not zero");
+                                             : "reserved bytes 96..123 not zero");
   }
   if (set_count != 0) {
-    if (FsStatus ok =
-            decode_zone_sets(bytes + kSuperblockBytes, size - kSuperblockBytes, set_count, sb);
+    if (FsStatus ok = decode_zone_sets(bytes + kSuperblockBytes, size - kSuperblockBytes, set_count,
+                                       tenant_count, sb);
         !ok) {
       return ok;
     }
@@ -281,15 +350,19 @@ FsResult<MetaHeader> decode_meta_header(const uint8_t* bytes, size_t size, uint6
   if (version != kFormatVersion && version != kFormatVersionSets) {
     return corrupt(fmt::format("format version {}", version));
   }
-  // Version 2's superblock is longer by its zone sets (a count at its byte
-  // 80, checked with the rest of it below).
+  // Version 2's superblock is longer by its zone sets and tenants (counts at
+  // its bytes 80 and 92, checked with the rest of it below).
   uint64_t super_bytes = kSuperblockBytes;
   if (version == kFormatVersionSets) {
     const uint32_t sets = load_u32(bytes + kMetaBeforeSuperBytes + 80);
+    const uint32_t tenants = load_u32(bytes + kMetaBeforeSuperBytes + 92);
     if (sets < 2 || sets > kSuperZoneSetsMax) {
       return corrupt(fmt::format("{} zone sets (2 to {})", sets, kSuperZoneSetsMax));
     }
-    super_bytes += sets * kSuperZoneSetBytes + kCrcBytes;
+    if (tenants > kTenantsMax) {
+      return corrupt(fmt::format("{} tenants (at most {})", tenants, kTenantsMax));
+    }
+    super_bytes = superblock_v2_bytes(sets, tenants);
   }
   const uint64_t fixed = kMetaBeforeSuperBytes + super_bytes + kMetaAfterSuperBytes;
   if (size < fixed) return corrupt("cut short");

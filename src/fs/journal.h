@@ -44,6 +44,20 @@ struct SuperZoneSet {
 inline constexpr size_t kSuperZoneSetsMax = 16;
 inline constexpr uint32_t kNoHotSet = UINT32_MAX;
 
+// A tenant (seed 001 §IV-D): a name and the zone sets its files are
+// confined to (bit i: set i). Its files are those under the directory
+// /NAME; no two tenants share a set.
+struct SuperTenant {
+  std::string name;  // 1 to kTenantNameBytes of [A-Za-z0-9_.-], not "." or ".."
+  uint32_t sets = 0;
+
+  bool operator==(const SuperTenant&) const = default;
+};
+inline constexpr size_t kTenantNameBytes = 16;
+inline constexpr size_t kTenantsMax = kSuperZoneSetsMax;
+// Why a tenant name cannot be one (empty when it can).
+std::string tenant_name_problem(std::string_view name);
+
 // What mkfs chose, kept in every header.
 struct Superblock {
   std::array<uint8_t, 16> uuid{};
@@ -68,6 +82,8 @@ struct Superblock {
   // other sets. kNoHotSet: every level in every set.
   uint32_t hot_set = kNoHotSet;
   uint32_t hot_levels = 0;
+  // With zone sets, the tenants (none: every file may use every set).
+  std::vector<SuperTenant> tenants;
 
   bool operator==(const Superblock&) const = default;
 };
@@ -75,7 +91,7 @@ struct Superblock {
 // The superblock as bytes, and back; the decoder checks every field. On a
 // namespace of equal zones it is 128 bytes (magic, fields, CRC-32C): format
 // version 1. With zone sets it is version 2: the same 128 bytes, then the
-// sets and a CRC-32C of them (superblock_bytes()).
+// sets, the tenants and a CRC-32C of them (superblock_bytes()).
 std::vector<uint8_t> encode_superblock(const Superblock& sb);
 uint64_t superblock_bytes(const Superblock& sb);
 std::vector<uint8_t> encode_superblock(const Superblock& sb);

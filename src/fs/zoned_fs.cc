@@ -155,6 +155,7 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
                                                 info.zone_sets.size(), kSuperZoneSetsMax));
   }
   if (auto hot = hot_placement(o, info); !hot) return hot.status();
+  if (auto tenants = mkfs_tenants(o, info); !tenants) return tenants.status();
   for (size_t i = 0; i < std::max<size_t>(1, info.zone_sets.size()); ++i) {
     const uint64_t capacity =
         info.zone_sets.empty() ? info.zone_capacity_lbas : info.zone_sets[i].zone_capacity_lbas;
@@ -168,6 +169,81 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
     }
   }
   return {};
+}
+
+namespace {
+
+// The data zones of each zone set: the metadata zones are the namespace's
+// first zones, whatever their set.
+std::vector<uint32_t> data_zones_by_set(uint32_t meta, const DeviceInfo& info) {
+  std::vector<uint32_t> data(info.zone_sets.size());
+  for (size_t s = 0; s < data.size(); ++s) {
+    const uint32_t taken = std::min(meta, info.zone_sets[s].zone_count);
+    meta -= taken;
+    data[s] = info.zone_sets[s].zone_count - taken;
+  }
+  return data;
+}
+
+}  // namespace
+
+FsResult<std::vector<SuperTenant>> mkfs_tenants(const MkfsOptions& o, const DeviceInfo& info) {
+  std::vector<SuperTenant> out;
+  if (o.tenants.empty()) return out;
+  auto bad = [](const std::string& spec, const std::string& why) {
+    return FsStatus(Code::kInvalid, fmt::format("--tenant {}: {}", one_line(spec, 64), why));
+  };
+  const auto sets = static_cast<uint32_t>(info.zone_sets.size());
+  if (info.uniform_zones()) {
+    return bad(o.tenants.front(),
+               "tenants need zone sets (zonelab format --zones SIZE:COUNT@DIES,... makes them)");
+  }
+  if (o.tenants.size() > kTenantsMax) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("{} tenants; at most {}", o.tenants.size(), kTenantsMax));
+  }
+  const std::vector<uint32_t> data = data_zones_by_set(o.meta_zones, info);
+  SetMask owned = 0;
+  for (const std::string& spec : o.tenants) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) return bad(spec, "not NAME=SETS (e.g. a=0 or b=1,2)");
+    SuperTenant t;
+    t.name = spec.substr(0, eq);
+    if (std::string why = tenant_name_problem(t.name); !why.empty()) return bad(spec, why);
+    for (const SuperTenant& other : out) {
+      if (other.name == t.name) return bad(spec, fmt::format("tenant {} named twice", t.name));
+    }
+    std::string_view list = std::string_view(spec).substr(eq + 1);
+    if (list.empty()) return bad(spec, "no zone sets named");
+    while (!list.empty()) {
+      const size_t comma = list.find(',');
+      const std::string item(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(item.c_str(), &end, 10);
+      if (item.empty() || end != item.c_str() + item.size() || !std::isdigit(item[0]) ||
+          n >= sets) {
+        return bad(spec, fmt::format("no zone set '{}' (the device has sets 0-{})",
+                                     one_line(item, 20), sets - 1));
+      }
+      const auto set = static_cast<uint32_t>(n);
+      if ((owned & set_bit(set)) != 0) {
+        for (const SuperTenant& other : out) {
+          if ((other.sets & set_bit(set)) != 0) {
+            return bad(spec, fmt::format("zone set {} is tenant {}'s", set, other.name));
+          }
+        }
+        return bad(spec, fmt::format("zone set {} named twice", set));
+      }
+      if (data[set] == 0) {
+        return bad(spec, fmt::format("zone set {}'s zones all hold metadata", set));
+      }
+      owned |= set_bit(set);
+      t.sets |= set_bit(set);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& o,
@@ -210,13 +286,7 @@ FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& o,
   }
   // The hot set needs data zones of its own (the metadata zones come
   // first), and the rest of the levels need another set's.
-  uint32_t meta = o.meta_zones;
-  std::vector<uint32_t> data(sets);
-  for (uint32_t s = 0; s < sets; ++s) {
-    const uint32_t taken = std::min(meta, info.zone_sets[s].zone_count);
-    meta -= taken;
-    data[s] = info.zone_sets[s].zone_count - taken;
-  }
+  const std::vector<uint32_t> data = data_zones_by_set(o.meta_zones, info);
   if (data[hot] == 0) {
     return FsStatus(Code::kInvalid,
                     fmt::format("--hot-set {}: the set's zones all hold metadata", hot));
@@ -325,6 +395,9 @@ FsStatus ZonedFs::mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport*
   const auto hot = hot_placement(options, io.info());
   if (!hot) return hot.status();
   std::tie(sb.hot_set, sb.hot_levels) = *hot;
+  auto tenants = mkfs_tenants(options, io.info());
+  if (!tenants) return tenants.status();
+  sb.tenants = std::move(*tenants);
   sb.meta_zones = options.meta_zones;
   sb.finish_threshold_pct = options.finish_threshold_pct;
   sb.gc_free_pct = options.gc_free_pct;
@@ -344,7 +417,15 @@ FsStatus ZonedFs::mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport*
   policy_record.path = options.policy;
   policy_record.blob = (*policy)->state_text();
   out.policy_state = policy_record.blob;
-  return Journal::format(io, sb, {policy_record});
+  std::vector<Record> snapshot{policy_record};
+  for (const SuperTenant& t : sb.tenants) {
+    // Each tenant's directory, made with the file system.
+    Record dir;
+    dir.type = RecordType::kDirMade;
+    dir.path = "/" + t.name;
+    snapshot.push_back(dir);
+  }
+  return Journal::format(io, sb, snapshot);
 }
 
 ZonedFs::ZonedFs(FsDevice& device, std::unique_ptr<FsDevice> owned, const MountOptions& options)
@@ -547,11 +628,52 @@ FsStatus ZonedFs::reset_free_zones() {
 
 SetMask ZonedFs::writer_sets(WriterId writer, Lifetime lifetime, IoClass io_class) const {
   if (writer == kGcWriter) return gc_sets_;
+  const SetMask room = writer_room(writer);
   const uint32_t hot = superblock_.hot_set;
-  if (hot == kNoHotSet) return kAllSets;
-  // Seed 001 §IV-C: the hot levels in the hot set, the rest elsewhere.
+  if (hot == kNoHotSet) return room;
+  // Seed 001 §IV-C: the hot levels in the hot set, the rest elsewhere --
+  // within the writer's tenant.
   const bool hot_level = (superblock_.hot_levels & level_bit(data_level(lifetime, io_class))) != 0;
-  return hot_level ? set_bit(hot) : kAllSets & ~set_bit(hot);
+  const SetMask wanted = room & (hot_level ? set_bit(hot) : kAllSets & ~set_bit(hot));
+  return wanted != 0 ? wanted : room;
+}
+
+uint32_t ZonedFs::tenant_of(std::string_view path) const {
+  if (superblock_.tenants.empty() || path.size() < 2 || path[0] != '/') return kNoTenant;
+  const std::string_view top = path.substr(1, path.find('/', 1) - 1);
+  for (uint32_t i = 0; i < superblock_.tenants.size(); ++i) {
+    if (superblock_.tenants[i].name == top) return i;
+  }
+  return kNoTenant;
+}
+
+SetMask ZonedFs::tenant_sets(uint32_t tenant) const {
+  if (tenant != kNoTenant) return superblock_.tenants[tenant].sets;
+  SetMask owned = 0;
+  for (const SuperTenant& t : superblock_.tenants) owned |= t.sets;
+  return kAllSets & ~owned;
+}
+
+SetMask ZonedFs::writer_room(WriterId writer) const {
+  auto it = writer_room_.find(writer);
+  return it != writer_room_.end() ? it->second : tenant_sets(kNoTenant);
+}
+
+FsStatus ZonedFs::check_tenant_move(const std::string& from, const std::string& to) const {
+  const uint32_t a = tenant_of(from);
+  const uint32_t b = tenant_of(to);
+  auto name = [&](uint32_t t) {
+    return t == kNoTenant ? std::string("no tenant") : "tenant " + superblock_.tenants[t].name;
+  };
+  if (a != b) {
+    return FsStatus(Code::kInvalid,
+                    fmt::format("{} -> {}: from {} to {} (a file stays in its tenant's zones)",
+                                from, to, name(a), name(b)));
+  }
+  if (a != kNoTenant && (from == "/" + superblock_.tenants[a].name)) {
+    return FsStatus(Code::kInvalid, fmt::format("{} is {}'s directory", from, name(a)));
+  }
+  return {};
 }
 
 FsResult<std::optional<uint32_t>> ZonedFs::try_allocate_zone(WriterId writer, Lifetime lifetime,
@@ -580,7 +702,13 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
                                           std::span<const uint32_t> stripe, bool gives_tail) {
   using Kind = ZoneManager::Allocation::Kind;
   const bool for_gc = writer == kGcWriter;
-  const SetMask wanted = writer_sets(writer, lifetime, io_class);
+  SetMask wanted = 0;
+  SetMask room = 0;
+  {
+    std::lock_guard lock(mutex_);
+    wanted = writer_sets(writer, lifetime, io_class);
+    room = for_gc ? wanted : writer_room(writer);
+  }
   SetMask sets = wanted;
   auto count_fallback = [&](uint32_t zone) {
     if ((wanted & set_bit(zones_->zone(zone).set)) == 0) ++counters_.set_fallbacks;
@@ -661,10 +789,10 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
       if (!collected) return collected.status();
       if (*collected > 0) continue;
     }
-    // The writer's sets are full: the others take its data (each zone
-    // taken so is counted).
-    if (!for_gc && sets != kAllSets) {
-      sets = kAllSets;
+    // The writer's sets are full: its tenant's others (every set without
+    // tenants) take its data (each zone taken so is counted).
+    if (!for_gc && sets != room) {
+      sets = room;
       continue;
     }
     // Nothing freed now. In real time another thread may be about to free
@@ -821,6 +949,11 @@ FsStatus ZonedFs::remove_dir(const std::string& path) {
     if (!meta_.is_dir(path) && meta_.lookup(path) != nullptr) {
       return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", path));
     }
+    if (const uint32_t t = tenant_of(path);
+        t != kNoTenant && path == "/" + superblock_.tenants[t].name) {
+      return FsStatus(Code::kInvalid, fmt::format("{} is tenant {}'s directory", path,
+                                                  superblock_.tenants[t].name));
+    }
     Record r;
     r.type = RecordType::kDirRemoved;
     r.path = path;
@@ -896,6 +1029,7 @@ FsStatus ZonedFs::rename(const std::string& from, const std::string& to) {
   {
     std::lock_guard lock(mutex_);
     if (FsStatus ok = check_writable(); !ok) return ok;
+    if (FsStatus ok = check_tenant_move(from, to); !ok) return ok;
     // A file, or a directory with everything below it: one record either
     // way (Metadata::apply_renamed says what is refused), durable below.
     Record r;
@@ -916,6 +1050,7 @@ FsStatus ZonedFs::link(const std::string& from, const std::string& to) {
     if (FsStatus ok = check_writable(); !ok) return ok;
     const FileNode* node = meta_.lookup(from);
     if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", from));
+    if (FsStatus ok = check_tenant_move(from, to); !ok) return ok;
     Record r;
     r.type = RecordType::kNameLinked;
     r.id = node->id;
@@ -1007,10 +1142,22 @@ FsResult<std::unique_ptr<WritableFile>> ZonedFs::open_write(const std::string& p
     if (existing != nullptr && buffered_.count(existing->id) != 0) {
       return FsStatus(Code::kBusy, fmt::format("{} is open for writing", path));
     }
+    const uint32_t tenant = tenant_of(path);
+    const SetMask room = tenant_sets(tenant);
+    if (!superblock_.tenants.empty() && (room & set_mask_of(superblock_.zone_sets.size())) == 0) {
+      std::string names;
+      for (const SuperTenant& t : superblock_.tenants)
+        names += (names.empty() ? "/" : ", /") + t.name;
+      return FsStatus(Code::kInvalid,
+                      fmt::format("{} is in no tenant's directory, and every zone set is a "
+                                  "tenant's ({})",
+                                  path, names));
+    }
     if (existing != nullptr && options.append) {
       FileId id = existing->id;
       meta_.hold(id);
       buffered_[id] = 0;
+      if (!superblock_.tenants.empty()) writer_room_[id] = room;
       ++handles_;
       file.reset(
           new WritableFile(*this, id, existing->size, existing->lifetime, existing->io_class));
@@ -1039,6 +1186,7 @@ FsResult<std::unique_ptr<WritableFile>> ZonedFs::open_write(const std::string& p
     ++counters_.files_created;
     meta_.hold(created.id);
     buffered_[created.id] = 0;
+    if (!superblock_.tenants.empty()) writer_room_[created.id] = room;
     ++handles_;
     file.reset(new WritableFile(*this, created.id, 0, options.lifetime, options.io_class));
   }
@@ -1102,11 +1250,42 @@ nlohmann::ordered_json space_sets_json(const FsSpace& s, const Superblock& sb) {
       j["zone_size_bytes"] = sb.zone_sets[i].size_lbas * sb.block_bytes;
     }
     j.update(zone_space_json(set));
+    j["data_written_bytes"] = set.data_written_bytes;
     j["gc_written_bytes"] = set.gc_written_bytes;
+    j["written_bytes"] = set.written_bytes;
     j["write_amplification"] = set.write_amplification;
     sets.push_back(j);
   }
   return sets;
+}
+
+std::string set_mask_text(uint32_t sets) {
+  std::string out;
+  for (uint32_t i = 0; i < 32; ++i) {
+    if ((sets & set_bit(i)) != 0) out += fmt::format("{}{}", out.empty() ? "" : ",", i);
+  }
+  return out;
+}
+
+nlohmann::ordered_json space_tenants_json(const FsSpace& s) {
+  nlohmann::ordered_json tenants = nlohmann::ordered_json::array();
+  for (const FsTenantSpace& t : s.tenants) {
+    nlohmann::ordered_json j = {{"tenant", t.name}, {"directory", "/" + t.name}};
+    nlohmann::ordered_json sets = nlohmann::ordered_json::array();
+    for (uint32_t i = 0; i < 32; ++i) {
+      if ((t.sets & set_bit(i)) != 0) sets.push_back(i);
+    }
+    j["sets"] = sets;
+    j.update(zone_space_json(t.space));
+    j["files"] = t.files;
+    j["file_bytes"] = t.file_bytes;
+    j["data_written_bytes"] = t.space.data_written_bytes;
+    j["gc_written_bytes"] = t.space.gc_written_bytes;
+    j["written_bytes"] = t.space.written_bytes;
+    j["write_amplification"] = t.space.write_amplification;
+    tenants.push_back(j);
+  }
+  return tenants;
 }
 
 FsSpace ZonedFs::space_locked() const {
@@ -1142,8 +1321,45 @@ FsSpace ZonedFs::space_locked() const {
     for (uint64_t b : bytes) all += b;
     const uint64_t data = bytes[static_cast<size_t>(WriteCause::kData)];
     s.sets[i].gc_written_bytes = bytes[static_cast<size_t>(WriteCause::kGc)];
+    s.sets[i].data_written_bytes = data;
+    s.sets[i].written_bytes = all;
     s.sets[i].write_amplification =
         data == 0 ? 0.0 : static_cast<double>(all) / static_cast<double>(data);
+  }
+  for (const SuperTenant& t : superblock_.tenants) {
+    FsTenantSpace tenant;
+    tenant.name = t.name;
+    tenant.sets = t.sets;
+    FsSetSpace& sum = tenant.space;
+    for (size_t i = 0; i < s.sets.size(); ++i) {
+      if ((t.sets & set_bit(static_cast<uint32_t>(i))) == 0) continue;
+      const FsSetSpace& set = s.sets[i];
+      if (sum.zone_bytes == 0 || set.zone_bytes < sum.zone_bytes) sum.zone_bytes = set.zone_bytes;
+      sum.data_zones += set.data_zones;
+      sum.empty_zones += set.empty_zones;
+      sum.active_zones += set.active_zones;
+      sum.free_bytes += set.free_bytes;
+      sum.used_bytes += set.used_bytes;
+      sum.reclaimable_bytes += set.reclaimable_bytes;
+      sum.lost_bytes += set.lost_bytes;
+      sum.gc_written_bytes += set.gc_written_bytes;
+      sum.data_written_bytes += set.data_written_bytes;
+      sum.written_bytes += set.written_bytes;
+    }
+    sum.write_amplification =
+        sum.data_written_bytes == 0
+            ? 0.0
+            : static_cast<double>(sum.written_bytes) / static_cast<double>(sum.data_written_bytes);
+    s.tenants.push_back(std::move(tenant));
+  }
+  if (!s.tenants.empty()) {
+    for (const auto& [path, id] : meta_.names()) {
+      const uint32_t t = tenant_of(path);
+      const FileNode* node = meta_.file(id);
+      if (t == kNoTenant || node == nullptr) continue;
+      ++s.tenants[t].files;
+      s.tenants[t].file_bytes += node->size;
+    }
   }
   return s;
 }
@@ -1229,6 +1445,7 @@ std::string ZonedFs::stats_json() const {
   out["space"]["file_bytes"] = s.file_bytes;
   out["space"]["write_amplification"] = s.write_amplification;
   if (!s.sets.empty()) out["space"]["sets"] = space_sets_json(s, superblock_);
+  if (!s.tenants.empty()) out["space"]["tenants"] = space_tenants_json(s);
   out["files"] = {{"created", c.files_created},
                   {"deleted", c.files_deleted},
                   {"syncs", c.syncs},

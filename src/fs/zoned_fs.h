@@ -71,6 +71,9 @@ struct MkfsOptions {
   // every set), and those levels ("wal,L0,L1"; placement.h's DataLevel).
   std::string hot_set;
   std::string hot_levels = "wal,L0,L1";
+  // Tenants, "NAME=SETS" each (SETS: zone set numbers, "0" or "1,2"): the
+  // files under /NAME use those sets only, and no other file does.
+  std::vector<std::string> tenants;
   // Seeds the file system's UUID (a random one when not given).
   std::optional<uint64_t> uuid_seed;
   // Overwrite a device that holds a file system.
@@ -92,6 +95,9 @@ FsStatus check_mkfs_options(const MkfsOptions& options, const DeviceInfo& info, 
 // (kNoHotSet and 0 on a namespace of equal zones).
 FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& options,
                                                       const DeviceInfo& info);
+// The tenants mkfs records for these options on this device: each named
+// once, with sets that exist, hold data zones and no other tenant has.
+FsResult<std::vector<SuperTenant>> mkfs_tenants(const MkfsOptions& options, const DeviceInfo& info);
 
 struct MountOptions {
   // Nothing is written to the device: no recovery roll, no reset, no file
@@ -186,6 +192,18 @@ struct FsSetSpace {
   // made: the set's garbage collection and padding overhead.
   double write_amplification = 0;
   uint64_t gc_written_bytes = 0;
+  uint64_t data_written_bytes = 0;  // files' data written into the set
+  uint64_t written_bytes = 0;       // everything written into the set
+};
+
+// A tenant's share (seed 001 §IV-D): its zone sets' space and writes added
+// up, and its files (those under /NAME).
+struct FsTenantSpace {
+  std::string name;
+  uint32_t sets = 0;  // bit i: zone set i
+  FsSetSpace space;   // zone_bytes: the smallest of its zones
+  uint64_t files = 0;
+  uint64_t file_bytes = 0;
 };
 
 struct FsSpace {
@@ -206,10 +224,16 @@ struct FsSpace {
   // Each zone set, in LBA order, on a namespace of several zone sizes
   // (empty otherwise).
   std::vector<FsSetSpace> sets;
+  // Each tenant, in the superblock's order (empty without tenants).
+  std::vector<FsTenantSpace> tenants;
 };
 
 // FsSpace::sets as JSON (stats_json's space.sets, fs df --json).
 nlohmann::ordered_json space_sets_json(const FsSpace& space, const Superblock& sb);
+// FsSpace::tenants as JSON (stats_json's space.tenants, fs df --json).
+nlohmann::ordered_json space_tenants_json(const FsSpace& space);
+// A set mask as text: "0,2".
+std::string set_mask_text(uint32_t sets);
 
 class WritableFile;
 class ReadableFile;
@@ -443,6 +467,16 @@ class ZonedFs {
   // The zone sets a writer may take zones in (every set but for garbage
   // collection's copies, which stay in the set being collected).
   SetMask writer_sets(WriterId writer, Lifetime lifetime, IoClass io_class) const;
+  // Tenants (seed 001 §IV-D): the tenant a path lies in (an index into the
+  // superblock's tenants, kNoTenant for none), the sets its files may use
+  // (kNoTenant: the sets no tenant has; every set without tenants), and
+  // the sets a writer's file may use.
+  static constexpr uint32_t kNoTenant = UINT32_MAX;
+  uint32_t tenant_of(std::string_view path) const;
+  SetMask tenant_sets(uint32_t tenant) const;
+  SetMask writer_room(WriterId writer) const;  // under mutex_
+  // Refuses a name that would carry a file out of its tenant.
+  FsStatus check_tenant_move(const std::string& from, const std::string& to) const;
 
   std::unique_ptr<FsDevice> owned_device_;  // the stack's, when mounted from one
   FsDevice& device_;
@@ -456,10 +490,11 @@ class ZonedFs {
   mutable std::mutex mutex_;         // everything below
   std::condition_variable changed_;  // tokens or zones freed, readers gone
   Metadata meta_;
-  std::vector<uint8_t> pending_;         // encoded records not yet in the journal
-  uint64_t applied_seq_ = 0;             // journaled records applied since mount
-  uint64_t durable_seq_ = 0;             // of those, in the journal
-  std::map<FileId, uint64_t> buffered_;  // bytes open writers hold unwritten
+  std::vector<uint8_t> pending_;           // encoded records not yet in the journal
+  uint64_t applied_seq_ = 0;               // journaled records applied since mount
+  uint64_t durable_seq_ = 0;               // of those, in the journal
+  std::map<FileId, uint64_t> buffered_;    // bytes open writers hold unwritten
+  std::map<FileId, SetMask> writer_room_;  // with tenants: each open writer's sets
   std::set<std::string> locked_;
   FsCounters counters_;  // device_written_bytes: what earlier mounts wrote
   std::vector<std::string> notes_;

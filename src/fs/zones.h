@@ -74,6 +74,10 @@ struct DataZone {
 using SetMask = uint32_t;
 inline constexpr SetMask kAllSets = ~SetMask{0};
 inline constexpr SetMask set_bit(uint32_t set) { return SetMask{1} << set; }
+// The first `sets` sets.
+inline constexpr SetMask set_mask_of(size_t sets) {
+  return sets >= 32 ? kAllSets : (SetMask{1} << sets) - 1;
+}
 
 class ZoneManager;
 

@@ -165,4 +165,21 @@ struct KvResult {
 // The result as one JSON object (the command's --json).
 nlohmann::ordered_json kv_result_json(const KvOptions& options, const KvResult& result);
 
+// Tenants (seed 001 §IV-D): several workloads at once, each on its own
+// RocksDB in its tenant's directory of one file system (KvOptions::uri
+// names the tenant), results per tenant and the session's once, taken
+// after every tenant's DB closed.
+struct KvTenantsResult {
+  std::vector<KvResult> tenants;   // in the order given; `session` left empty
+  nlohmann::ordered_json session;  // Session::stats_json without the zones
+  std::string error;               // the session could not be opened
+  bool ok() const {
+    if (!error.empty()) return false;
+    for (const KvResult& r : tenants) {
+      if (!r.ok()) return false;
+    }
+    return true;
+  }
+};
+
 }  // namespace zonelab::rocksdb_plugin

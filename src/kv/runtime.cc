@@ -67,4 +67,14 @@ KvResult run_kv_loaded(const KvOptions& options) {
   return (*runtime)->run_kv(options);
 }
 
+KvTenantsResult run_kv_tenants_loaded(const std::vector<KvOptions>& tenants) {
+  auto runtime = rocksdb_runtime();
+  if (!runtime) {
+    KvTenantsResult result;
+    result.error = runtime.error();
+    return result;
+  }
+  return (*runtime)->run_kv_tenants(tenants);
+}
+
 }  // namespace zonelab::rocksdb_plugin

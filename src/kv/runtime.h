@@ -23,6 +23,7 @@ struct RocksdbRuntime {
   uint64_t abi = 0;
   KvResult (*run_kv)(const KvOptions& options) = nullptr;
   std::vector<DbCheck> (*check_databases)(fs::ZonedFs& fs) = nullptr;
+  KvTenantsResult (*run_kv_tenants)(const std::vector<KvOptions>& tenants) = nullptr;
 };
 
 // The library's entry: extern "C" const RocksdbRuntime* NAME(uint64_t abi),
@@ -36,9 +37,10 @@ inline constexpr const char* kRocksdbLibraryEnv = "ZONELAB_ROCKSDB_LIBRARY";
 // The interface's version: the layout of what crosses it.
 constexpr uint64_t rocksdb_runtime_abi() {
   uint64_t h = 1469598103934665603ULL;
-  for (uint64_t v : {uint64_t{1}, uint64_t{sizeof(KvOptions)}, uint64_t{sizeof(KvResult)},
-                     uint64_t{sizeof(KvPhase)}, uint64_t{sizeof(DbCheck)},
-                     uint64_t{sizeof(fs::ZonedFs)}, uint64_t{sizeof(RocksdbRuntime)}}) {
+  for (uint64_t v :
+       {uint64_t{1}, uint64_t{sizeof(KvOptions)}, uint64_t{sizeof(KvResult)},
+        uint64_t{sizeof(KvPhase)}, uint64_t{sizeof(DbCheck)}, uint64_t{sizeof(fs::ZonedFs)},
+        uint64_t{sizeof(RocksdbRuntime)}, uint64_t{sizeof(KvTenantsResult)}}) {
     h = (h ^ v) * 1099511628211ULL;
   }
   return h;
@@ -50,5 +52,7 @@ Result<const RocksdbRuntime*> rocksdb_runtime();
 // run_kv in the library; a library that cannot be loaded is bad input
 // (the message says what is missing).
 KvResult run_kv_loaded(const KvOptions& options);
+// run_kv_tenants in the library, likewise.
+KvTenantsResult run_kv_tenants_loaded(const std::vector<KvOptions>& tenants);
 
 }  // namespace zonelab::rocksdb_plugin

@@ -772,4 +772,31 @@ KvResult run_kv(const KvOptions& o) {
   return result;
 }
 
+KvTenantsResult run_kv_tenants(const std::vector<KvOptions>& tenants) {
+  KvTenantsResult result;
+  if (tenants.empty()) {
+    result.error = "kv: no tenants";
+    return result;
+  }
+  // The session, held across every tenant's run: its statistics are read
+  // once every DB has closed.
+  auto held = open_file_system(tenants.front().uri);
+  if (!held) {
+    result.error = held.error();
+    return result;
+  }
+  result.tenants.resize(tenants.size());
+  std::vector<std::thread> threads;
+  threads.reserve(tenants.size());
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    threads.emplace_back([&, i] { result.tenants[i] = run_kv(tenants[i]); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (KvResult& r : result.tenants) r.session = nullptr;
+  Json session = Json::parse((*held)->session().stats_json());
+  session.erase("zones");
+  result.session = std::move(session);
+  return result;
+}
+
 }  // namespace zonelab::rocksdb_plugin

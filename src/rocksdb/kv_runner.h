@@ -19,5 +19,9 @@ namespace zonelab::rocksdb_plugin {
 
 // Runs the workload; never throws for bad input or a failing device.
 KvResult run_kv(const KvOptions& options);
+// Tenants: each KvOptions run at once on its own threads (their URIs name
+// one image, each a tenant), the session held open from before the first
+// starts to after the last closes its DB.
+KvTenantsResult run_kv_tenants(const std::vector<KvOptions>& tenants);
 
 }  // namespace zonelab::rocksdb_plugin

@@ -36,12 +36,12 @@ class KvImage {
     }
   }
   ~KvImage() { std::filesystem::remove_all(dir_); }
-  void make_with_fs(const Config& config) {
-    auto made = Stack::create_image(path_, config, false);
+  void make_with_fs(const Config& config, const fs::MkfsOptions& mkfs_options = {}) {
+    auto made = Stack::create_image(path_, config, true);
     ASSERT_TRUE(made.ok()) << made.error();
     auto stack = Stack::open(path_);
     ASSERT_TRUE(stack.ok()) << stack.error();
-    fs::FsStatus mkfs = fs::ZonedFs::mkfs(**stack, fs::MkfsOptions{});
+    fs::FsStatus mkfs = fs::ZonedFs::mkfs(**stack, mkfs_options);
     ASSERT_TRUE(mkfs.is_ok()) << mkfs.message();
     ASSERT_TRUE((*stack)->close().ok());
   }
@@ -320,6 +320,65 @@ TEST(KvRunner, OnZoneSetsTheHotLevelsGoToTheSmallZones) {
   KvResult back = run_kv(read);
   ASSERT_TRUE(back.ok()) << back.error;
   EXPECT_EQ(back.phases[0].by_type[static_cast<size_t>(OpType::kRead)].not_found, 0u);
+}
+
+TEST(KvRunner, TenantsRunAtOnceEachInItsOwnSetsOnItsOwnDies) {
+  // Seed 001 §IV-D: two tenants' sets on separate dies.
+  Config config = *preset_config("small");
+  for (const char* set :
+       {"flash.blocks_per_plane=32", "flash.pages_per_block=64", "flash.page_size=4KiB",
+        "zns.format=1MiB:40@0-3,1MiB:40@4-7", "zns.parity.placement=separate"}) {
+    ASSERT_TRUE(apply_override(config, set).ok()) << set;
+  }
+  KvImage image(false);
+  fs::MkfsOptions mkfs;
+  mkfs.tenants = {"a=0", "b=1"};
+  image.make_with_fs(config, mkfs);
+  KvOptions a = image.options("fillrandom", 20'000);
+  a.uri += "&tenant=a";
+  a.value_bytes = 400;
+  KvOptions b = image.options("fillseq", 8'000);
+  b.uri += "&tenant=b";
+  b.value_bytes = 1000;
+  b.threads = 2;
+  KvTenantsResult r = run_kv_tenants({a, b});
+  ASSERT_TRUE(r.ok()) << r.error
+                      << (r.tenants.empty() ? "" : r.tenants[0].error + " / " + r.tenants[1].error);
+  ASSERT_EQ(r.tenants.size(), 2u);
+  EXPECT_EQ(r.tenants[0].phases[0].ops(), 20'000u);
+  EXPECT_EQ(r.tenants[1].phases[0].ops(), 8'000u);
+  // Each tenant's data went to its own set alone.
+  const auto& tenants = r.session["fs"]["space"]["tenants"];
+  ASSERT_EQ(tenants.size(), 2u);
+  const auto& sets = r.session["fs"]["space"]["sets"];
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(tenants[i]["data_written_bytes"].get<uint64_t>(), 0u);
+    EXPECT_EQ(tenants[i]["written_bytes"], sets[i]["written_bytes"]);
+    EXPECT_GT(tenants[i]["files"].get<uint64_t>(), 0u);
+  }
+  // More of b's bytes than a's: 8 MB of values against 8 MB, with keys.
+  EXPECT_GT(tenants[1]["used_bytes"].get<uint64_t>(), 0u);
+
+  // Each DB reads back through its tenant, and only there.
+  KvOptions read_a = image.options("readrandom", 20'000);
+  read_a.uri += "&tenant=a";
+  KvResult back = run_kv(read_a);
+  ASSERT_TRUE(back.ok()) << back.error;
+  EXPECT_EQ(back.phases[0].by_type[static_cast<size_t>(OpType::kRead)].not_found, 0u);
+  KvOptions read_b = image.options("readrandom", 8'000);
+  read_b.uri += "&tenant=b";
+  back = run_kv(read_b);
+  ASSERT_TRUE(back.ok()) << back.error;
+  EXPECT_EQ(back.phases[0].by_type[static_cast<size_t>(OpType::kRead)].not_found, 0u);
+  // No tenant c; and no DB at the root, whose files no set would take.
+  KvOptions c = image.options("fillseq", 10);
+  c.uri += "&tenant=c";
+  KvResult none = run_kv(c);
+  EXPECT_EQ(none.failure, KvFailure::kBadInput);
+  EXPECT_NE(none.error.find("has tenants a, b"), std::string::npos) << none.error;
+  KvResult root = run_kv(image.options("fillseq", 10));
+  EXPECT_FALSE(root.ok());
+  EXPECT_NE(root.error.find("no tenant's directory"), std::string::npos) << root.error;
 }
 
 TEST(KvRunner, AckLogWithABadLineIsBadInput) {

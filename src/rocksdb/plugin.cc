@@ -11,7 +11,7 @@ namespace {
 
 constexpr zonelab::rocksdb_plugin::RocksdbRuntime kRuntime{
     zonelab::rocksdb_plugin::rocksdb_runtime_abi(), &zonelab::rocksdb_plugin::run_kv,
-    &zonelab::rocksdb_plugin::check_databases};
+    &zonelab::rocksdb_plugin::check_databases, &zonelab::rocksdb_plugin::run_kv_tenants};
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 // links, the one the tools look in.
 #include "rocksdb/registry.h"
 
+#include <fmt/format.h>
 #include <rocksdb/env.h>
 #include <rocksdb/utilities/object_registry.h>
 
@@ -21,7 +22,21 @@ Result<std::unique_ptr<ZonelabFileSystem>> open_file_system(const std::string& u
   if (!options) return Error{options.error()};
   auto session = Session::open(*options);
   if (!session) return Error{session.error()};
-  return std::make_unique<ZonelabFileSystem>(std::move(session).value(), uri);
+  if (!options->tenant.empty()) {
+    const fs::Superblock& sb = (*session)->fs().superblock();
+    std::string names;
+    bool found = false;
+    for (const fs::SuperTenant& t : sb.tenants) {
+      names += (names.empty() ? "" : ", ") + t.name;
+      found = found || t.name == options->tenant;
+    }
+    if (!found) {
+      return Error{fmt::format("zonelab:// URI: tenant={}: the file system on {} has {}",
+                               options->tenant, options->image,
+                               names.empty() ? std::string("no tenants") : "tenants " + names)};
+    }
+  }
+  return std::make_unique<ZonelabFileSystem>(std::move(session).value(), uri, options->tenant);
 }
 
 namespace {

@@ -220,7 +220,11 @@ Result<std::unique_ptr<Session>> Session::make(const UriOptions& options) {
   return session;
 }
 
-Result<std::shared_ptr<Session>> Session::open(const UriOptions& options) {
+Result<std::shared_ptr<Session>> Session::open(const UriOptions& uri_options) {
+  // The tenant is the file system's view, not the session's: tenants of one
+  // image share its session.
+  UriOptions options = uri_options;
+  options.tenant.clear();
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto it = r.open.find(options.image);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/schedulers.h"
+#include "fs/journal.h"
 #include "zonelab/config.h"
 
 namespace zonelab::rocksdb_plugin {
@@ -125,6 +126,11 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
     auto pct = parse_percent(key, value);
     if (!pct) return Error{pct.error()};
     o.finish_threshold_pct = *pct;
+  } else if (key == "tenant") {
+    if (std::string why = fs::tenant_name_problem(value); !why.empty()) {
+      return Error{fmt::format("zonelab:// URI: tenant={}: {}", one_line(value), why)};
+    }
+    o.tenant = std::string(value);
   } else if (key == "power_cut_after") {
     uint64_t n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -136,7 +142,7 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
   } else {
     return Error{fmt::format(
         "zonelab:// URI: unknown option '{}' (known: timing, time_scale, scheduler, pacing, gc, "
-        "stats, create, finish_threshold, power_cut_after)",
+        "stats, create, finish_threshold, tenant, power_cut_after)",
         one_line(key))};
   }
   return {};

@@ -30,6 +30,10 @@
 //                           name that is no preset is refused either way)
 //   finish_threshold=PCT    the file system's finish threshold when
 //                           create= makes it
+//   tenant=NAME             the tenant whose files these are (seed 001
+//                           §IV-D): every path lies under /NAME, in the
+//                           tenant's zone sets; several tenants share one
+//                           session (one device) in a process
 //   power_cut_after=N       test hook: the device loses power when it has
 //                           taken N state-changing commands after the mount
 //                           (Stack::power_cut_after); every I/O after fails
@@ -61,6 +65,7 @@ struct UriOptions {
   std::optional<std::string> create_preset;
   uint32_t finish_threshold_pct = 0;
   std::optional<uint64_t> power_cut_after;
+  std::string tenant;  // empty: none (not the session's: see Session::open)
 
   bool operator==(const UriOptions&) const = default;
 };

@@ -39,6 +39,8 @@ TEST(ZonelabUri, EveryOptionIsRead) {
   EXPECT_EQ(o->finish_threshold_pct, 10u);
   EXPECT_EQ(o->power_cut_after, 77u);
   EXPECT_EQ(parse_uri("zonelab:///d.img?timing=on")->timing, Timing::kModeled);
+  EXPECT_EQ(parse_uri("zonelab:///d.img?tenant=t-1.x")->tenant, "t-1.x");
+  EXPECT_EQ(parse_uri("zonelab:///d.img")->tenant, "");
   EXPECT_EQ(parse_uri("zonelab:///d.img?stats=none")->stats_path, "");
   EXPECT_EQ(parse_uri("zonelab:///d.img?pacing=spin")->spin, true);
   EXPECT_FALSE(parse_uri("zonelab:///d.img?pacing=auto")->spin);
@@ -97,6 +99,9 @@ TEST(ZonelabUri, BadUrisAreRefusedWithWhatIsWrong) {
            Case{"zonelab:///d.img?finish_threshold=101", "0 to 100"},
            Case{"zonelab:///d.img?finish_threshold=-1", "0 to 100"},
            Case{"zonelab:///d.img?power_cut_after=x", "count of commands"},
+           Case{"zonelab:///d.img?tenant=", "a tenant needs a name"},
+           Case{"zonelab:///d.img?tenant=a/b", "only letters"},
+           Case{"zonelab:///d.img?tenant=..", "not a directory name"},
            Case{"zonelab:///d.img?colour=blue", "unknown option 'colour'"},
            Case{"zonelab:///d.img?timing", "has no value"},
            Case{"zonelab:///d.img?gc=on&gc=off", "given twice"},

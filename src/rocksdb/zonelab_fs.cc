@@ -311,31 +311,43 @@ std::shared_ptr<fs::ZonedFs> unowned(fs::ZonedFs& fs) {
   return std::shared_ptr<fs::ZonedFs>(&fs, [](fs::ZonedFs*) {});
 }
 
-ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<fs::ZonedFs> fs, std::string id)
-    : fs_(std::move(fs)), id_(std::move(id)) {
+ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<fs::ZonedFs> fs, std::string id,
+                                     const std::string& tenant)
+    : fs_(std::move(fs)), id_(std::move(id)), root_(tenant.empty() ? "" : "/" + tenant) {
   ZL_ASSERT(fs_ != nullptr);
 }
 
 // The aliasing constructor: a pointer to the session's file system that
 // owns the session, so files keep the whole session (device thread, image
 // lock, statistics) alive, not just the file system inside it.
-ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri)
-    : fs_(session, &session->fs()), session_(std::move(session)), id_(std::move(uri)) {}
+ZonelabFileSystem::ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri,
+                                     const std::string& tenant)
+    : fs_(session, &session->fs()),
+      session_(std::move(session)),
+      id_(std::move(uri)),
+      root_(tenant.empty() ? "" : "/" + tenant) {}
+
+std::string ZonelabFileSystem::path_of(const std::string& rocksdb_path) const {
+  std::string path = fs_path(rocksdb_path);
+  if (root_.empty()) return path;
+  return path == "/" ? root_ : root_ + path;
+}
 
 Session& ZonelabFileSystem::session() {
   ZL_ASSERT(session_ != nullptr);
   return *session_;
 }
 
-std::unique_ptr<rdb::Env> make_env(std::shared_ptr<fs::ZonedFs> fs) {
-  return rdb::NewCompositeEnv(std::make_shared<ZonelabFileSystem>(std::move(fs)));
+std::unique_ptr<rdb::Env> make_env(std::shared_ptr<fs::ZonedFs> fs, const std::string& tenant) {
+  return rdb::NewCompositeEnv(
+      std::make_shared<ZonelabFileSystem>(std::move(fs), ZonelabFileSystem::kClassName(), tenant));
 }
 
 IOStatus ZonelabFileSystem::NewSequentialFile(const std::string& fname, const FileOptions&,
                                               std::unique_ptr<rdb::FSSequentialFile>* result,
                                               IODebugContext*) {
   result->reset();
-  auto file = fs_->open_read(fs_path(fname));
+  auto file = fs_->open_read(path_of(fname));
   if (!file) return to_io_status(file.status());
   *result = std::make_unique<SequentialFile>(fs_, std::move(file).value());
   return IOStatus::OK();
@@ -345,7 +357,7 @@ IOStatus ZonelabFileSystem::NewRandomAccessFile(const std::string& fname, const 
                                                 std::unique_ptr<rdb::FSRandomAccessFile>* result,
                                                 IODebugContext*) {
   result->reset();
-  auto file = fs_->open_read(fs_path(fname));
+  auto file = fs_->open_read(path_of(fname));
   if (!file) return to_io_status(file.status());
   *result = std::make_unique<RandomAccessFile>(fs_, std::move(file).value());
   return IOStatus::OK();
@@ -354,7 +366,7 @@ IOStatus ZonelabFileSystem::NewRandomAccessFile(const std::string& fname, const 
 IOStatus ZonelabFileSystem::open_writable(const std::string& fname, bool append,
                                           std::unique_ptr<rdb::FSWritableFile>* result) {
   result->reset();
-  std::string path = fs_path(fname);
+  std::string path = path_of(fname);
   fs::ZonedFs::WriteOptions options;
   options.append = append;
   options.io_class = io_class_of(path, rdb::Env::IO_TOTAL, rdb::Env::WLTH_NOT_SET);
@@ -386,11 +398,11 @@ IOStatus ZonelabFileSystem::ReuseWritableFile(const std::string& fname,
                                               std::unique_ptr<rdb::FSWritableFile>* result,
                                               IODebugContext*) {
   result->reset();
-  const std::string old_path = fs_path(old_fname);
+  const std::string old_path = path_of(old_fname);
   auto old = fs_->stat(old_path);
   if (!old) return to_io_status(old.status());
   if (old->is_dir) return IOStatus::IOError(fmt::format("{} is a directory", old_fname));
-  if (fs::FsStatus renamed = fs_->rename(old_path, fs_path(fname)); !renamed) {
+  if (fs::FsStatus renamed = fs_->rename(old_path, path_of(fname)); !renamed) {
     return to_io_status(renamed);
   }
   return open_writable(fname, false, result);
@@ -400,7 +412,7 @@ IOStatus ZonelabFileSystem::NewDirectory(const std::string& name, const IOOption
                                          std::unique_ptr<rdb::FSDirectory>* result,
                                          IODebugContext*) {
   result->reset();
-  auto st = fs_->stat(fs_path(name));
+  auto st = fs_->stat(path_of(name));
   if (!st) return to_io_status(st.status());
   if (!st->is_dir) return IOStatus::IOError(fmt::format("{} is not a directory", name));
   *result = std::make_unique<Directory>(fs_);
@@ -409,14 +421,14 @@ IOStatus ZonelabFileSystem::NewDirectory(const std::string& name, const IOOption
 
 IOStatus ZonelabFileSystem::FileExists(const std::string& fname, const IOOptions&,
                                        IODebugContext*) {
-  if (fs_->exists(fs_path(fname))) return IOStatus::OK();
+  if (fs_->exists(path_of(fname))) return IOStatus::OK();
   return IOStatus::NotFound(fname);
 }
 
 IOStatus ZonelabFileSystem::GetChildren(const std::string& dir, const IOOptions&,
                                         std::vector<std::string>* result, IODebugContext*) {
   result->clear();
-  auto names = fs_->list(fs_path(dir));
+  auto names = fs_->list(path_of(dir));
   if (!names) return listing_status(names.status());
   *result = std::move(names).value();
   current_first(*result);
@@ -430,7 +442,7 @@ IOStatus ZonelabFileSystem::GetChildrenFileAttributes(const std::string& dir, co
                                                       std::vector<FileAttributes>* result,
                                                       IODebugContext*) {
   result->clear();
-  const std::string path = fs_path(dir);
+  const std::string path = path_of(dir);
   auto names = fs_->list(path);
   if (!names) return listing_status(names.status());
   result->reserve(names->size());
@@ -448,37 +460,37 @@ IOStatus ZonelabFileSystem::GetChildrenFileAttributes(const std::string& dir, co
 
 IOStatus ZonelabFileSystem::DeleteFile(const std::string& fname, const IOOptions&,
                                        IODebugContext*) {
-  return to_io_status(fs_->remove(fs_path(fname)));
+  return to_io_status(fs_->remove(path_of(fname)));
 }
 
 IOStatus ZonelabFileSystem::Truncate(const std::string& fname, size_t size, const IOOptions&,
                                      IODebugContext*) {
-  return to_io_status(fs_->truncate(fs_path(fname), size));
+  return to_io_status(fs_->truncate(path_of(fname), size));
 }
 
 // Missing directories above are made (RocksDB's paths are chosen outside
 // the image, where nobody made them); the directory itself must be new.
 IOStatus ZonelabFileSystem::CreateDir(const std::string& dirname, const IOOptions&,
                                       IODebugContext*) {
-  std::string path = fs_path(dirname);
+  std::string path = path_of(dirname);
   if (fs_->exists(path)) return IOStatus::IOError(fmt::format("{} exists", dirname));
   return to_io_status(fs_->create_dir(path, true));
 }
 
 IOStatus ZonelabFileSystem::CreateDirIfMissing(const std::string& dirname, const IOOptions&,
                                                IODebugContext*) {
-  return to_io_status(fs_->create_dir(fs_path(dirname), true));
+  return to_io_status(fs_->create_dir(path_of(dirname), true));
 }
 
 IOStatus ZonelabFileSystem::DeleteDir(const std::string& dirname, const IOOptions&,
                                       IODebugContext*) {
-  return to_io_status(fs_->remove_dir(fs_path(dirname)));
+  return to_io_status(fs_->remove_dir(path_of(dirname)));
 }
 
 IOStatus ZonelabFileSystem::GetFileSize(const std::string& fname, const IOOptions&,
                                         uint64_t* file_size, IODebugContext*) {
   *file_size = 0;
-  auto st = fs_->stat(fs_path(fname));
+  auto st = fs_->stat(path_of(fname));
   if (!st) return to_io_status(st.status());
   *file_size = st->size;
   return IOStatus::OK();
@@ -486,7 +498,7 @@ IOStatus ZonelabFileSystem::GetFileSize(const std::string& fname, const IOOption
 
 IOStatus ZonelabFileSystem::GetFileModificationTime(const std::string& fname, const IOOptions&,
                                                     uint64_t* file_mtime, IODebugContext*) {
-  auto st = fs_->stat(fs_path(fname));
+  auto st = fs_->stat(path_of(fname));
   if (!st) return to_io_status(st.status());
   *file_mtime = st->mtime_ns / 1'000'000'000;  // seconds of device time
   return IOStatus::OK();
@@ -496,13 +508,13 @@ IOStatus ZonelabFileSystem::GetFileModificationTime(const std::string& fname, co
 // column-family export build "dir.tmp" and rename it into place.
 IOStatus ZonelabFileSystem::RenameFile(const std::string& src, const std::string& target,
                                        const IOOptions&, IODebugContext*) {
-  return to_io_status(fs_->rename(fs_path(src), fs_path(target)));
+  return to_io_status(fs_->rename(path_of(src), path_of(target)));
 }
 
 IOStatus ZonelabFileSystem::LinkFile(const std::string& src, const std::string& target,
                                      const IOOptions&, IODebugContext*) {
-  const std::string from = fs_path(src);
-  fs::FsStatus linked = fs_->link(from, fs_path(target));
+  const std::string from = path_of(src);
+  fs::FsStatus linked = fs_->link(from, path_of(target));
   if (linked.code() == fs::Code::kNotFound) {
     // link(2) of a directory is EPERM, an IOError, not a missing path.
     auto st = fs_->stat(from);
@@ -513,7 +525,7 @@ IOStatus ZonelabFileSystem::LinkFile(const std::string& src, const std::string& 
 
 IOStatus ZonelabFileSystem::NumFileLinks(const std::string& fname, const IOOptions&,
                                          uint64_t* count, IODebugContext*) {
-  auto st = fs_->stat(fs_path(fname));
+  auto st = fs_->stat(path_of(fname));
   if (!st) return to_io_status(st.status());
   *count = st->nlink;
   return IOStatus::OK();
@@ -521,8 +533,8 @@ IOStatus ZonelabFileSystem::NumFileLinks(const std::string& fname, const IOOptio
 
 IOStatus ZonelabFileSystem::AreFilesSame(const std::string& first, const std::string& second,
                                          const IOOptions&, bool* res, IODebugContext*) {
-  const std::string a_path = fs_path(first);
-  const std::string b_path = fs_path(second);
+  const std::string a_path = path_of(first);
+  const std::string b_path = path_of(second);
   auto a = fs_->stat(a_path);
   if (!a) return to_io_status(a.status());
   auto b = fs_->stat(b_path);
@@ -535,7 +547,7 @@ IOStatus ZonelabFileSystem::AreFilesSame(const std::string& first, const std::st
 IOStatus ZonelabFileSystem::LockFile(const std::string& fname, const IOOptions&,
                                      rdb::FileLock** lock, IODebugContext*) {
   *lock = nullptr;
-  std::string path = fs_path(fname);
+  std::string path = path_of(fname);
   fs::FsStatus locked = fs_->lock_file(path);
   if (!locked) {
     // A lock held already is an IOError on POSIX too (ENOLCK).
@@ -559,7 +571,7 @@ IOStatus ZonelabFileSystem::GetTestDirectory(const IOOptions&, std::string* path
   const char* tmpdir = std::getenv("TEST_TMPDIR");
   *path = tmpdir != nullptr && tmpdir[0] != '\0' ? fs_path(tmpdir)
                                                  : fmt::format("/tmp/rocksdbtest-{}", ::geteuid());
-  return to_io_status(fs_->create_dir(*path, true));
+  return to_io_status(fs_->create_dir(path_of(*path), true));
 }
 
 IOStatus ZonelabFileSystem::GetAbsolutePath(const std::string& db_path, const IOOptions&,
@@ -570,7 +582,7 @@ IOStatus ZonelabFileSystem::GetAbsolutePath(const std::string& db_path, const IO
 
 IOStatus ZonelabFileSystem::IsDirectory(const std::string& path, const IOOptions&, bool* is_dir,
                                         IODebugContext*) {
-  auto st = fs_->stat(fs_path(path));
+  auto st = fs_->stat(path_of(path));
   if (!st) return to_io_status(st.status());
   *is_dir = st->is_dir;
   return IOStatus::OK();

@@ -48,10 +48,15 @@ class ZonelabFileSystem final : public ROCKSDB_NAMESPACE::FileSystem {
   // Over a mounted file system: the FileSystem and every file it opens hold
   // `fs`, so it lives until the last of them goes. `id` is what GetId
   // answers. A read-only mount answers every change with InvalidArgument.
-  explicit ZonelabFileSystem(std::shared_ptr<fs::ZonedFs> fs, std::string id = kClassName());
+  // With a tenant (seed 001 §IV-D), every path RocksDB names lies under the
+  // tenant's directory /TENANT, so its files use the tenant's zone sets
+  // alone; RocksDB sees the paths it named.
+  explicit ZonelabFileSystem(std::shared_ptr<fs::ZonedFs> fs, std::string id = kClassName(),
+                             const std::string& tenant = "");
   // Over a session's file system (the zonelab:// URI's), holding the
   // session as long as the file system.
-  ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri);
+  ZonelabFileSystem(std::shared_ptr<Session> session, std::string uri,
+                    const std::string& tenant = "");
 
   static const char* kClassName() { return "ZonelabFileSystem"; }
   const char* Name() const override { return kClassName(); }
@@ -134,15 +139,21 @@ class ZonelabFileSystem final : public ROCKSDB_NAMESPACE::FileSystem {
   IOStatus open_writable(const std::string& fname, bool append,
                          std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result);
 
+  // The file system's path of a path RocksDB names (under the tenant's
+  // directory with one).
+  std::string path_of(const std::string& rocksdb_path) const;
+
   std::shared_ptr<fs::ZonedFs> fs_;
   std::shared_ptr<Session> session_;  // null over a file system given alone
   std::string id_;
+  std::string root_;  // "/TENANT", or empty
 };
 
 // An Env whose files are `fs`'s and whose threads and clock are the
 // default Env's (rocksdb::NewCompositeEnv): for RocksDB over a file system
 // mounted in this process, `options.env = env.get()`. The Env holds the
 // file system as ZonelabFileSystem does.
-std::unique_ptr<ROCKSDB_NAMESPACE::Env> make_env(std::shared_ptr<fs::ZonedFs> fs);
+std::unique_ptr<ROCKSDB_NAMESPACE::Env> make_env(std::shared_ptr<fs::ZonedFs> fs,
+                                                 const std::string& tenant = "");
 
 }  // namespace zonelab::rocksdb_plugin

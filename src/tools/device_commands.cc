@@ -638,13 +638,16 @@ void print_human(const DeviceRequest& r, const Json& out) {
     if (out.contains("flexzns")) {
       const Json& f = out["flexzns"];
       for (const auto& set : f["zone_sets"]) {
-        fmt::print("zone set {:<7} {} x {} (capacity {}), zones {}-{}, {} dies each{}\n",
+        fmt::print("zone set {:<7} {} x {} (capacity {}), zones {}-{}, {} dies each{}{}\n",
                    set["set"].get<uint64_t>(), set["zone_count"].get<uint64_t>(),
                    format_size(set["zone_size_bytes"].get<uint64_t>()),
                    format_size(set["zone_capacity_bytes"].get<uint64_t>()),
                    set["first_zone"].get<uint64_t>(),
                    set["first_zone"].get<uint64_t>() + set["zone_count"].get<uint64_t>() - 1,
                    set["dies_per_zone"].get<uint64_t>(),
+                   set["dies_bound"].get<bool>()
+                       ? fmt::format(", on dies {} only", set["dies"].get<std::string>())
+                       : std::string(),
                    set["max_open_by_budget"].get<uint64_t>() != 0
                        ? fmt::format(", {} open at most by the block budget",
                                      set["max_open_by_budget"].get<uint64_t>())

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -83,6 +84,10 @@ void add_mkfs_command(CLI::App& app, FsRequest& r) {
                                "(default wal,L0,L1; of {})",
                                fs::data_levels_text(fs::kAllLevels)))
       ->type_name("LIST");
+  mkfs->add_option("--tenant", r.tenants,
+                   "on FlexZNS zone sets: a tenant whose files (those under /NAME) use only "
+                   "these zone sets, which no other file uses (repeatable; e.g. a=0 b=1,2)")
+      ->type_name("NAME=SETS");
   add_count_option(mkfs, "--uuid-seed", r.uuid_seed, "derive the UUID from this seed");
   mkfs->add_flag("--force", r.force, "replace a file system the device holds");
   mkfs->add_flag("--json", r.json, "print JSON");
@@ -309,6 +314,7 @@ fs::MkfsOptions mkfs_options(const FsRequest& r) {
   }
   o.hot_set = r.hot_set;
   if (r.hot_levels) o.hot_levels = *r.hot_levels;
+  o.tenants = r.tenants;
   o.force = r.force;
   return o;
 }
@@ -361,6 +367,19 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
                            : fmt::format("{} (the other sets take the other levels)", sb.hot_set)});
     fields.push_back({"hot_levels", "hot levels", fs::data_levels_text(sb.hot_levels),
                       none ? std::string("-") : fs::data_levels_text(sb.hot_levels)});
+    Json tenants = Json::array();
+    std::string tenants_text;
+    for (const fs::SuperTenant& t : sb.tenants) {
+      Json set_list = Json::array();
+      for (uint32_t i = 0; i < sb.zone_sets.size(); ++i) {
+        if ((t.sets & fs::set_bit(i)) != 0) set_list.push_back(i);
+      }
+      tenants.push_back({{"name", t.name}, {"directory", "/" + t.name}, {"sets", set_list}});
+      tenants_text += fmt::format("{}/{} in set{} {}", tenants_text.empty() ? "" : "; ", t.name,
+                                  set_list.size() == 1 ? "" : "s", fs::set_mask_text(t.sets));
+    }
+    fields.push_back({"tenants", "tenants", std::move(tenants),
+                      tenants_text.empty() ? std::string("none") : tenants_text});
   }
   return fields;
 }
@@ -639,6 +658,7 @@ Json df_json(const fs::FsSpace& sp, const fs::Superblock& sb) {
               {"files", sp.files},
               {"file_bytes", sp.file_bytes}});
   if (!sp.sets.empty()) out["sets"] = fs::space_sets_json(sp, sb);
+  if (!sp.tenants.empty()) out["tenants"] = fs::space_tenants_json(sp);
   return out;
 }
 
@@ -683,6 +703,14 @@ int run_df(const FsRequest& r, fs::ZonedFs& zfs) {
         i, set.data_zones, format_size(set.zone_bytes), set.empty_zones, set.active_zones,
         human_size(set.used_bytes), human_size(set.reclaimable_bytes), human_size(set.free_bytes),
         set.write_amplification);
+  }
+  for (const fs::FsTenantSpace& t : sp.tenants) {
+    fmt::print(
+        "tenant {:<13} /{} in set{} {}: used {}, reclaimable {}, free {}, {} files, write "
+        "amplification {:.3f}\n",
+        t.name, t.name, std::popcount(t.sets) == 1 ? "" : "s", fs::set_mask_text(t.sets),
+        human_size(t.space.used_bytes), human_size(t.space.reclaimable_bytes),
+        human_size(t.space.free_bytes), t.files, t.space.write_amplification);
   }
   fmt::print("files                {}, {} bytes\n", sp.files, sp.file_bytes);
   fmt::print("write amplification  {:.3f}\n", sp.write_amplification);

@@ -13,6 +13,7 @@
 
 #include "common/schedulers.h"
 #include "common/units.h"
+#include "fs/journal.h"
 #include "kv/runtime.h"
 #include "sim/realtime.h"
 
@@ -320,7 +321,7 @@ std::string ratio(const Json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? fmt::format("{:.3f}", j[key].get<double>()) : "-";
 }
 
-void print_stats(const kv::KvResult& r) {
+void print_rocksdb(const kv::KvResult& r) {
   const Json& db = r.rocksdb;
   fmt::print(
       "rocksdb: flush wrote {}, compaction read {} wrote {}, stalls {} us, block cache hit {} "
@@ -328,6 +329,9 @@ void print_stats(const kv::KvResult& r) {
       human_size(u64(db, "flush_write_bytes")), human_size(u64(db, "compact_read_bytes")),
       human_size(u64(db, "compact_write_bytes")), u64(db, "stall_micros"),
       u64(db, "block_cache_hit"), u64(db, "block_cache_miss"), db["files_per_level"].dump());
+}
+
+void print_session(const kv::KvResult& r) {
   const Json& session = r.session;
   if (session.contains("device")) {
     const Json& d = session["device"];
@@ -341,12 +345,28 @@ void print_stats(const kv::KvResult& r) {
                u64(space, "files"), human_size(u64(space, "used_bytes")),
                human_size(u64(space, "free_bytes")), ratio(space, "write_amplification"));
   }
+  if (session.contains("fs") && session["fs"].contains("space") &&
+      session["fs"]["space"].contains("tenants")) {
+    for (const Json& t : session["fs"]["space"]["tenants"]) {
+      fmt::print(
+          "  tenant {}: {} files, {} used, {} free, data written {}, gc {}, write "
+          "amplification {}\n",
+          t.value("tenant", std::string("?")), u64(t, "files"), human_size(u64(t, "used_bytes")),
+          human_size(u64(t, "free_bytes")), human_size(u64(t, "data_written_bytes")),
+          human_size(u64(t, "gc_written_bytes")), ratio(t, "write_amplification"));
+    }
+  }
   if (session.contains("realtime")) {
     const Json& rt = session["realtime"];
     fmt::print("real time: timing {}, {} completions, driver CPU share {}\n",
                rt.value("timing", std::string("?")), u64(rt, "completions"),
                ratio(rt, "loop_cpu_share"));
   }
+}
+
+void print_stats(const kv::KvResult& r) {
+  print_rocksdb(r);
+  print_session(r);
 }
 
 void print_table(const kv::KvOptions& o, const kv::KvResult& r) {
@@ -474,11 +494,176 @@ void add_kv_command(CLI::App& app, KvCommandOptions& o) {
   kv->add_flag("--disable-wal", o.disable_wal,
                "write no WAL (db_bench --disable_wal): a crash loses what the memtables held");
   kv->add_flag("--fresh", o.fresh, "destroy the DB first (otherwise writes go on top of it)");
+  kv->add_option("--tenant", o.tenants,
+                 "run a tenant's RocksDB (in /NAME, on its zone sets; zonelab mkfs --tenant) "
+                 "beside the others; FLAGS are its own (e.g. 'a:--workload ycsb-c --threads 2'); "
+                 "repeatable")
+      ->type_name("NAME[:FLAGS]");
   kv->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   kv->add_flag("--json", o.json, "print one JSON object");
 }
 
+namespace {
+
+// The flags a tenant may give for itself: its workload and RocksDB's; the
+// device's (timing, scheduler, ...) are the run's.
+constexpr const char* kDeviceFlags[] = {"--time-scale", "--create", "--power-cut-after"};
+
+struct Tenant {
+  std::string name;
+  KvCommandOptions command;
+  kv::KvOptions options;
+};
+
+Result<Tenant> tenant_options(const KvCommandOptions& base, const std::string& spec) {
+  Tenant t;
+  const size_t colon = spec.find(':');
+  t.name = spec.substr(0, colon);
+  if (std::string why = fs::tenant_name_problem(t.name); !why.empty()) {
+    return Error{fmt::format("--tenant {}: {}", one_line(spec, 64), why)};
+  }
+  t.command = base;
+  t.command.tenants.clear();
+  if (colon != std::string::npos) {
+    CLI::App app("tenant " + t.name);
+    app.add_option("--workload", t.command.workload);
+    for (const KvFlag& flag : kValueFlags) {
+      if (std::find_if(std::begin(kDeviceFlags), std::end(kDeviceFlags), [&](const char* f) {
+            return std::string_view(f) == flag.name;
+          }) != std::end(kDeviceFlags)) {
+        continue;
+      }
+      app.add_option(flag.name, t.command.*flag.value);
+    }
+    app.add_option("--db", t.command.db);
+    app.add_flag("--sync", t.command.sync);
+    app.add_flag("--disable-wal", t.command.disable_wal);
+    app.add_flag("--fresh", t.command.fresh);
+    try {
+      app.parse(spec.substr(colon + 1), false);
+    } catch (const CLI::ParseError& e) {
+      return Error{
+          fmt::format("--tenant {}: {} (a tenant's own flags are its workload's and "
+                      "RocksDB's)",
+                      one_line(spec, 64), one_line(e.what(), 200))};
+    }
+  }
+  auto parsed = kv_options(t.command);
+  if (!parsed) return Error{fmt::format("--tenant {}: {}", t.name, parsed.error())};
+  t.options = *parsed;
+  t.options.uri += "&tenant=" + t.name;
+  return t;
+}
+
+Json tenants_json(const std::vector<Tenant>& tenants, const kv::KvTenantsResult& r) {
+  Json out = status_json(Status::kSuccess);
+  Json list = Json::array();
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    Json one = {{"tenant", tenants[i].name}};
+    one.update(kv::kv_result_json(tenants[i].options, r.tenants[i]));
+    one.erase("session");
+    // The tenant's share of the file system (its zone sets).
+    if (r.session.contains("fs") && r.session["fs"].contains("space") &&
+        r.session["fs"]["space"].contains("tenants")) {
+      for (const Json& t : r.session["fs"]["space"]["tenants"]) {
+        if (t.value("tenant", "") == tenants[i].name) one["fs"] = t;
+      }
+    }
+    list.push_back(std::move(one));
+  }
+  out["tenants"] = std::move(list);
+  out["session"] = r.session;
+  return out;
+}
+
+int run_kv_tenants(const KvCommandOptions& c) {
+  std::vector<Tenant> tenants;
+  for (const std::string& spec : c.tenants) {
+    auto t = tenant_options(c, spec);
+    if (!t) return bad_input(t.error());
+    for (const Tenant& other : tenants) {
+      if (other.name == t->name) return bad_input(fmt::format("--tenant {}: named twice", t->name));
+      if (!other.options.ack_log_path.empty() &&
+          other.options.ack_log_path == t->options.ack_log_path) {
+        return bad_input(fmt::format("--tenant {}: --ack-log {} is tenant {}'s too", t->name,
+                                     t->options.ack_log_path, other.name));
+      }
+    }
+    tenants.push_back(std::move(*t));
+  }
+  std::vector<kv::KvOptions> options;
+  for (Tenant& t : tenants) {
+    t.options.progress = [&c, name = t.name](const kv::KvProgress& p) {
+      if (c.quiet || p.elapsed_s < kProgressAfterSeconds) return;
+      fmt::print(stderr, "progress: {} {} {:.1f} s, {} ops, {:.0f} ops/s\n", name, p.phase,
+                 p.elapsed_s, p.ops, p.ops_per_s);
+    };
+    t.options.stop = &g_stop;
+    options.push_back(t.options);
+  }
+  catch_stop_signals();
+  kv::KvTenantsResult r = kv::run_kv_tenants_loaded(options);
+  if (!r.error.empty()) return bad_input(r.error);
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    if (!r.tenants[i].ok()) {
+      kv::KvResult failed = r.tenants[i];
+      failed.error = fmt::format("tenant {}: {}", tenants[i].name, failed.error);
+      return fail(failed);
+    }
+  }
+  const int signal = g_stop_signal;
+  if (c.json) {
+    Json out = tenants_json(tenants, r);
+    if (signal != 0) {
+      out["interrupted"] = true;
+      out["signal"] = signal_name(signal);
+    }
+    print_json(out);
+  } else {
+    for (size_t i = 0; i < tenants.size(); ++i) {
+      fmt::print("tenant {} ({}):\n", tenants[i].name, tenants[i].options.db_dir);
+      kv::KvResult shown = r.tenants[i];
+      for (const auto& phase : shown.phases) print_phase(tenants[i].options, phase);
+      if (shown.verify) {
+        fmt::print("verify: {} keys listed, {} found, {} missing, {} wrong\n", shown.verify->listed,
+                   shown.verify->found, shown.verify->missing, shown.verify->wrong);
+      }
+    }
+    kv::KvResult all;
+    all.rocksdb = r.tenants.front().rocksdb;
+    all.session = r.session;
+    for (size_t i = 0; i < tenants.size(); ++i) {
+      fmt::print("tenant {}: ", tenants[i].name);
+      kv::KvResult one;
+      one.rocksdb = r.tenants[i].rocksdb;
+      print_rocksdb(one);
+    }
+    print_session(all);
+    if (signal != 0) {
+      fmt::print(
+          "interrupted by {}: every tenant's threads stopped; the DBs are closed and the "
+          "image saved\n",
+          signal_name(signal));
+    }
+  }
+  if (signal != 0) return interrupted_exit_code(signal);
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const kv::KvResult& t = r.tenants[i];
+    if (t.verify && !t.verify->clean()) {
+      fmt::print(stderr,
+                 "zonelab: verify failed: tenant {}: {} of {} acknowledged keys missing, {} "
+                 "wrong\n",
+                 tenants[i].name, t.verify->missing, t.verify->listed, t.verify->wrong);
+      return kExitDeviceError;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_kv_command(const KvCommandOptions& c) {
+  if (!c.tenants.empty()) return run_kv_tenants(c);
   auto parsed = kv_options(c);
   if (!parsed) return bad_input(parsed.error());
   kv::KvOptions o = *parsed;

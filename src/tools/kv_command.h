@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/cli.h"
 
@@ -43,6 +44,10 @@ struct KvCommandOptions {
   std::optional<std::string> verify_keys;
   std::optional<std::string> create;
   std::optional<std::string> power_cut_after;
+  // Tenants (seed 001 §IV-D): "NAME" or "NAME:FLAGS", each a RocksDB in
+  // the file system's tenant NAME at once, FLAGS (--workload, --num, ...)
+  // its own on top of the others given.
+  std::vector<std::string> tenants;
   bool quiet = false;
   bool json = false;
 };

@@ -777,6 +777,8 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
                     {"first_zone", set.first_zone},
                     {"first_lba", set.first_lba},
                     {"dies_per_zone", planned.dies_per_fbg},
+                    {"dies", die_range_text(planned.first_die, planned.dies)},
+                    {"dies_bound", planned.bound},
                     {"first_superblock", planned.first_superblock},
                     {"superblocks", planned.superblocks},
                     {"open_blocks_per_zone", layout_.open_blocks_of_set(i)},

@@ -200,7 +200,7 @@ Result<ZoneLayout> ZoneLayout::make_flex(const Config& c) {
   const FlexGeometry geometry = flex_geometry(f);
   std::vector<ZoneSetSpec> specs;
   for (const ZoneFormatEntry& e : *entries) {
-    specs.push_back({e.zone_bytes, static_cast<uint32_t>(e.count)});
+    specs.push_back({e.zone_bytes, static_cast<uint32_t>(e.count), e.first_die, e.dies});
   }
   if (specs.empty()) {
     // Parity without a format: one set of zns.zone_size zones, as many as
