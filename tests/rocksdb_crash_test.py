@@ -84,6 +84,21 @@ SCENARIOS = [
      "args": ["--workload", "overwrite", "--num", "20000", "--value-size", "2000",
               "--write-buffer-size", "1MiB", "--target-file-size", "1MiB", "--threads", "2",
               "--sync"]},
+    # Two tenants at once (seed 001 §IV-D), each on its own dies, each with
+    # its own workload, value size and ack log; fsck checks that no tenant's
+    # data lies in the other's zones, verify reads back both tenants' keys.
+    {"name": "kv-tenants", "tool": "kv", "crashes": ["kill", "power"],
+     "create": ["--preset", "small", "--set", "flash.blocks_per_plane=32",
+                "--set", "flash.pages_per_block=64", "--set", "flash.page_size=4KiB",
+                "--set", "zns.format=1MiB:40@0-3,1MiB:40@4-7",
+                "--set", "zns.parity.placement=separate"],
+     "mkfs": ["--tenant", "a=0", "--tenant", "b=1"],
+     "args": ["--workload", "fillrandom"],
+     "tenants": {"a": ["--workload", "overwrite", "--num", "6000", "--value-size", "2000",
+                       "--write-buffer-size", "1MiB", "--target-file-size", "900KiB", "--sync"],
+                 "b": ["--workload", "fillrandom", "--num", "30000", "--value-size", "300",
+                       "--threads", "2", "--write-buffer-size", "512KiB",
+                       "--target-file-size", "900KiB", "--sync"]}},
     {"name": "db_bench-fillseq-1MiB", "tool": "db_bench", "crashes": ["kill"], "fresh": True,
      "window": [1.5, 5.0],
      "args": ["--benchmarks=fillseq", "--sync=1", "--value_size=1048576", "--num=2000",
@@ -123,8 +138,21 @@ class Run:
     def image(self, s):
         return os.path.join(self.work, s["name"] + ".img")
 
-    def acks(self, s):
-        return os.path.join(self.work, s["name"] + ".acks")
+    def acks(self, s, tenant=None):
+        return os.path.join(self.work, s["name"] + (".%s" % tenant if tenant else "") + ".acks")
+
+    def ack_logs(self, s):
+        return [self.acks(s, t) for t in s["tenants"]] if "tenants" in s else [self.acks(s)]
+
+    def tenant_flags(self, s, verify):
+        # --tenant NAME:FLAGS for each tenant: its own workload (or verify)
+        # and its own ack log.
+        out = []
+        for t, args in s.get("tenants", {}).items():
+            own = (["--workload", "verify", "--value-size", value_size(args)] if verify
+                   else args) + ["--ack-log", self.acks(s, t)]
+            out += ["--tenant", t + ":" + " ".join(own)]
+        return out
 
     def stat(self, s):
         return self.stats.setdefault(s["name"], {"kill": 0, "power": 0, "acked": [],
@@ -145,7 +173,8 @@ class Run:
             if p.returncode != 0:
                 self.fail("%s: %s: %s" % (s["name"], argv[0], p.stderr[-400:]))
                 return False
-        open(self.acks(s), "w").close()
+        for path in self.ack_logs(s):
+            open(path, "w").close()
         return True
 
     def uri(self, s):
@@ -169,10 +198,14 @@ class Run:
 
     # --- kv
 
+    def acked_lines(self, s):
+        return sum(sum(1 for _ in open(path)) for path in self.ack_logs(s))
+
     def kv_crash(self, s, kind, where):
-        lines_before = sum(1 for _ in open(self.acks(s)))
-        argv = [self.zonelab, "kv", self.image(s), "--ack-log", self.acks(s)] + s["args"] + \
-            KV_COMMON
+        lines_before = self.acked_lines(s)
+        own_log = [] if "tenants" in s else ["--ack-log", self.acks(s)]
+        argv = [self.zonelab, "kv", self.image(s)] + own_log + s["args"] + KV_COMMON + \
+            self.tenant_flags(s, False)
         st = self.stat(s)
         if kind == "power":
             n = self.rng.randint(50, 4000)
@@ -187,16 +220,18 @@ class Run:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
         st[kind] += 1
-        st["acked"].append(sum(1 for _ in open(self.acks(s))) - lines_before)
+        st["acked"].append(self.acked_lines(s) - lines_before)
         return True
 
     def kv_verify(self, s, where):
-        p = subprocess.run([self.zonelab, "kv", self.image(s), "--workload", "verify",
-                            "--ack-log", self.acks(s), "--value-size", value_size(s["args"])] +
-                           KV_COMMON, capture_output=True, text=True)
-        m = re.search(r"verify: (\d+) keys listed, (\d+) found, (\d+) missing, (\d+) wrong",
-                      p.stdout)
-        if p.returncode != 0 or m is None or int(m.group(3)) or int(m.group(4)):
+        own = [] if "tenants" in s else ["--ack-log", self.acks(s), "--value-size",
+                                         value_size(s["args"])]
+        p = subprocess.run([self.zonelab, "kv", self.image(s), "--workload", "verify"] + own +
+                           KV_COMMON + self.tenant_flags(s, True), capture_output=True, text=True)
+        found = re.findall(r"verify: (\d+) keys listed, (\d+) found, (\d+) missing, (\d+) wrong",
+                           p.stdout)
+        if p.returncode != 0 or len(found) != len(self.ack_logs(s)) or \
+                any(int(m[2]) or int(m[3]) for m in found):
             self.fail("%s: verify exit %d: %s %s" % (where, p.returncode, p.stdout[-600:],
                                                      p.stderr[-600:]))
             return
