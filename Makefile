@@ -64,8 +64,8 @@ $(VENV)/.requirements-installed: tools/plot/requirements.txt
 # Each set and the directory its committed results live in. The
 # deterministic sets (virtual time only) also keep a quick run's results in
 # experiments/SET/quick, which CI checks byte for byte (ctest
-# experiment_references); rocksdb-zns-vs-block and rocksdb-zenfsplus read the
-# wall clock.
+# experiment_references); rocksdb-zns-vs-block, rocksdb-zenfsplus and
+# flexzns-rocksdb read the wall clock.
 DETERMINISTIC_EXPERIMENTS := confznspp=experiments/confznspp \
 	block-tax=experiments/block-tax/results \
 	zinc-softfinish=experiments/zinc-softfinish/results \
@@ -82,6 +82,7 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run zn540 --out experiments/zn540/results
 	$(BUILD)/zonelab experiment run confzns --out experiments/confzns/results
 	$(BUILD)/zonelab experiment run rocksdb-zenfsplus --out experiments/rocksdb-zenfsplus/results
+	$(BUILD)/zonelab experiment run flexzns-rocksdb --out experiments/flexzns-rocksdb/results
 	$(MAKE) experiments-quick
 	$(PYTHON) scripts/evidence-summary.py --write docs/experiments.md
 

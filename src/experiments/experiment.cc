@@ -34,6 +34,7 @@ std::span<const ExperimentSet> experiment_sets() {
       zinc_softfinish_experiments(), rocksdb_zns_vs_block_experiments(),
       flexzns_experiments(),         zn540_experiments(),
       confzns_experiments(),         rocksdb_zenfsplus_experiments(),
+      flexzns_rocksdb_experiments(),
   };
   return kSets;
 }

@@ -156,6 +156,9 @@ ExperimentSet rocksdb_zns_vs_block_experiments();
 ExperimentSet rocksdb_zenfsplus_experiments();
 // FlexZNS zone formats and their parity, from the layout plan.
 ExperimentSet flexzns_experiments();
+// FlexZNS under real RocksDB: zone sizes, mixed formats, the open-block
+// budget and tenants (real time).
+ExperimentSet flexzns_rocksdb_experiments();
 // The ZN540 interference study of seed 003 (Fig. 2-4, 7, 8) on `zn540`.
 ExperimentSet zn540_experiments();
 // ConfZNS's intra- and inter-zone parallelism (seed 002 Observations 3-4).

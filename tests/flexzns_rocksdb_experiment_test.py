@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""FlexZNS under real RocksDB (seed 001 §II, §IV) in its quick form: every
+member writes its files, every format ran every workload, the formats are
+the paper's (BaseZNS's parity inside its zones, FlexZNS's in the parity
+area, FlexZNS-1/16 mixed), parity's share of the flash grows with the small
+zones, the budget gives small zones more open zones, both tenant setups ran
+both tenants over time, every comparison row states its kind, and the quick
+run stays within CI's budget (3 minutes). It checks no fit to the paper:
+the measured numbers come from the wall clock and move from run to run.
+
+usage: flexzns_rocksdb_experiment_test.py path/to/zonelab
+Prints one line per failed check and "N passed, N failed" at the end."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks, csv_rows as rows  # noqa: E402
+
+ZONELAB = os.path.realpath(sys.argv[1])
+MEMBERS = ["fig2", "fig6", "fig8", "tenants"]
+KINDS = {"fitted", "closed form", "emerged"}
+QUICK_BUDGET_S = 180
+checks = Checks()
+check = checks.check
+
+with tempfile.TemporaryDirectory() as out:
+    start = time.monotonic()
+    run = subprocess.run([ZONELAB, "experiment", "run", "flexzns-rocksdb", "--quick",
+                          "--no-plots", "--out", out], capture_output=True, text=True)
+    took = time.monotonic() - start
+    check("quick run exits 0", run.returncode == 0, run.stderr[-800:])
+    check(f"quick run within {QUICK_BUDGET_S} s", took < QUICK_BUDGET_S, f"{took:.0f} s")
+    if run.returncode == 0:
+        for m in MEMBERS:
+            check(f"{m}: CSV and JSON", os.path.exists(os.path.join(out, m + ".csv")) and
+                  os.path.exists(os.path.join(out, m + ".json")))
+            doc = json.load(open(os.path.join(out, m + ".json")))
+            bad = [c["quantity"] for c in doc["comparison"] if c.get("kind") not in KINDS]
+            check(f"{m}: every comparison row states its kind", not bad, str(bad))
+            same = [c["quantity"] for c in doc["comparison"] if c.get("kind") == "emerged"
+                    and c.get("paper") is not None and c["measured"] == c["paper"]]
+            check(f"{m}: no measured number is the paper's", not same, str(same))
+        check("a report", os.path.exists(os.path.join(out, "README.md")))
+
+        f2 = rows(os.path.join(out, "fig2.csv"))
+        check("fig2: 512 MiB and 2 GiB zones, each overwrote",
+              [r["zone_size_mib"] for r in f2] == ["512", "2048"] and
+              all(float(r["ops_per_s"]) > 0 for r in f2), str(f2))
+        check("fig2: a zone of the paper's size / 128",
+              all(int(r["model_zone_kib"]) * 128 == int(r["zone_size_mib"]) * 1024 for r in f2))
+        check("fig2: collection's write amplification is at least 1",
+              all(float(r["gc_write_amplification"]) >= 1 for r in f2))
+
+        f6 = rows(os.path.join(out, "fig6.csv"))
+        formats = {}
+        for r in f6:
+            formats.setdefault(r["format"], {})[r["workload"]] = r
+        check("fig6: BaseZNS, FlexZNS and FlexZNS-1/16, each YCSB A, B and F",
+              set(formats) == {"BaseZNS", "FlexZNS", "FlexZNS-1/16"} and
+              all(set(w) == {"ycsb-a", "ycsb-b", "ycsb-f"} for w in formats.values()), str(f6))
+        check("fig6: every workload ran", all(float(r["ops_per_s"]) > 0 for r in f6))
+        parity = {f: float(w["ycsb-a"]["parity_pct_of_flash"]) for f, w in formats.items()}
+        check("fig6: parity's share grows with the small zones (BaseZNS < 1/16 < FlexZNS)",
+              parity["BaseZNS"] < parity["FlexZNS-1/16"] < parity["FlexZNS"], str(parity))
+        zones = {f: w["ycsb-a"]["zones"] for f, w in formats.items()}
+        check("fig6: the formats' zones (2 GiB = 16 MiB, 512 MiB = 4 MiB here)",
+              zones["BaseZNS"].startswith("16384KiB:") and
+              zones["FlexZNS"].startswith("4096KiB:") and
+              zones["FlexZNS-1/16"].startswith("4096KiB:8,16384KiB:"), str(zones))
+        doc6 = json.load(open(os.path.join(out, "fig6.json")))
+        closed = [c for c in doc6["comparison"] if c["kind"] == "closed form"]
+        check("fig6: BaseZNS's parity is 1/64 of the flash (one die of 64)",
+              any(abs(c["measured"] - 100 / 64) < 1e-9 for c in closed), str(closed))
+
+        f8 = rows(os.path.join(out, "fig8.csv"))
+        open_zones = {(r["zone_size_mib"], r["open_block_budget"]): int(r["open_zones"])
+                      for r in f8}
+        check("fig8: 512 MiB zones open four times the 2 GiB zones' under one budget",
+              open_zones.get(("512", "1024")) == 4 * open_zones.get(("2048", "1024"), -1),
+              str(open_zones))
+        check("fig8: every point wrote", all(float(r["mb_per_s"]) > 0 for r in f8), str(f8))
+
+        t = rows(os.path.join(out, "tenants.csv"))
+        setups = {(r["setup"], r["tenant"]) for r in t}
+        check("tenants: both setups, both tenants",
+              setups == {(s, n) for s in ("BaseZNS shared", "FlexZNS on separate dies")
+                         for n in ("reader", "writer")}, str(setups))
+        check("tenants: every tenant did work in its run",
+              all(any(float(r["ops_per_s"]) > 0 for r in t if (r["setup"], r["tenant"]) == k)
+                  for k in setups))
+
+checks.finish()
