@@ -408,6 +408,17 @@ void write_fs_seeds(const char* dir, size_t& written) {
              fs::encode_meta_header(1, 1, sb, {}, kBlockBytes), written);
   write_seed(base / "fs_superblock" / "header-snapshot",
              fs::encode_meta_header(9, 4, sb, records, kBlockBytes), written);
+  // Version 2: zone sets, a hot set, and tenants on sets of their own.
+  fs::Superblock sets = sb;
+  sets.zone_count = 24;
+  sets.zone_sets = {{16, 16, 8}, {64, 64, 8}, {16, 16, 8}};
+  sets.hot_set = 0;
+  sets.hot_levels = 0x0d;
+  write_seed(base / "fs_superblock" / "superblock-sets", fs::encode_superblock(sets), written);
+  sets.tenants = {{"a", 1}, {"tenant.b-2", 6}};
+  write_seed(base / "fs_superblock" / "superblock-tenants", fs::encode_superblock(sets), written);
+  write_seed(base / "fs_superblock" / "header-tenants",
+             fs::encode_meta_header(5, 7, sets, records, kBlockBytes), written);
   for (int in_snapshot : {0, 4, 12, 255}) {
     std::vector<uint8_t> input = {static_cast<uint8_t>(in_snapshot), 3};
     std::vector<uint8_t> body = encoded(records);

@@ -170,6 +170,20 @@ int report(const Stack& stack, const DeviceRequest& r, Json& out) {
     if (filter && d.state != *filter) continue;
     zones.push_back(zone_json(info, d));
   }
+  // FlexZNS: the dies of each zone's flash block group, once its first
+  // write mapped one (null before); a set bound to dies keeps them there.
+  stack.inspect([&zones](const ModeledDevice& device) {
+    for (Json& z : zones) {
+      Json described;
+      device.describe_zone(z["zone"].get<uint32_t>(), described);
+      if (!described.contains("fbg")) {
+        if (described.contains("zone_set")) z["dies"] = nullptr;
+        continue;
+      }
+      const Json& fbg = described["fbg"];
+      z["dies"] = die_range_text(fbg["first_die"].get<uint32_t>(), fbg["dies"].get<uint32_t>());
+    }
+  });
   out["zones"] = zones;
   return kExitOk;
 }
@@ -675,13 +689,21 @@ void print_human(const DeviceRequest& r, const Json& out) {
     return;
   }
   if (r.command == "report") {
-    fmt::print("{:>8} {:>14} {:>10} {:>14}  {:<18} {:>10} {:>4}\n", "zone", "start", "capacity",
-               "wp", "state", "size", "set");
+    bool dies = false;
+    for (const auto& z : out["zones"]) dies = dies || z.contains("dies");
+    fmt::print("{:>8} {:>14} {:>10} {:>14}  {:<18} {:>10} {:>4}{}\n", "zone", "start", "capacity",
+               "wp", "state", "size", "set", dies ? "  dies" : "");
     for (const auto& z : out["zones"]) {
-      fmt::print("{:>8} {:>14} {:>10} {:>14}  {:<18} {:>10} {:>4}\n", z["zone"].get<uint64_t>(),
+      std::string die_text;
+      if (dies) {
+        die_text =
+            "  " + (z.contains("dies") && z["dies"].is_string() ? z["dies"].get<std::string>()
+                                                                : std::string("-"));
+      }
+      fmt::print("{:>8} {:>14} {:>10} {:>14}  {:<18} {:>10} {:>4}{}\n", z["zone"].get<uint64_t>(),
                  z["start"].get<uint64_t>(), z["capacity"].get<uint64_t>(), z["wp"].get<uint64_t>(),
-                 z["state"].get<std::string>(), z["size"].get<uint64_t>(),
-                 z["set"].get<uint64_t>());
+                 z["state"].get<std::string>(), z["size"].get<uint64_t>(), z["set"].get<uint64_t>(),
+                 die_text);
     }
     return;
   }
