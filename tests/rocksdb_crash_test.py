@@ -84,13 +84,14 @@ SCENARIOS = [
      "args": ["--workload", "overwrite", "--num", "20000", "--value-size", "2000",
               "--write-buffer-size", "1MiB", "--target-file-size", "1MiB", "--threads", "2",
               "--sync"]},
-    # Two tenants at once (seed 001 §IV-D), each on its own dies, each with
-    # its own workload, value size and ack log; fsck checks that no tenant's
-    # data lies in the other's zones, verify reads back both tenants' keys.
+    # Two tenants at once (seed 001 §IV-D) on a mixed format (1 MiB zones on
+    # dies 0-3, 2 MiB zones on dies 4-7), each with its own workload, value
+    # size and ack log; fsck checks that no tenant's data lies in the
+    # other's zones, verify reads back both tenants' keys.
     {"name": "kv-tenants", "tool": "kv", "crashes": ["kill", "power"],
      "create": ["--preset", "small", "--set", "flash.blocks_per_plane=32",
                 "--set", "flash.pages_per_block=64", "--set", "flash.page_size=4KiB",
-                "--set", "zns.format=1MiB:40@0-3,1MiB:40@4-7",
+                "--set", "zns.format=1MiB:32@0-3,2MiB:16@4-7",
                 "--set", "zns.parity.placement=separate"],
      "mkfs": ["--tenant", "a=0", "--tenant", "b=1"],
      "args": ["--workload", "fillrandom"],
