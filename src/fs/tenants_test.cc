@@ -138,6 +138,33 @@ TEST(Tenants, NoNameCarriesAFileOutOfItsTenant) {
   EXPECT_TRUE(m.fs->fsck(false).clean());
 }
 
+TEST(Tenants, AFullTenantSaysItsSetsAreFullAndTheOtherStillWrites) {
+  TestImage image(tenant_config("128KiB:16@0-3,256KiB:8@4-7"));
+  MountOptions gc_off;
+  gc_off.gc = false;
+  Mounted m = fresh(image, with_tenants({"a=0", "b=1"}), gc_off);
+  ASSERT_NE(m.fs, nullptr);
+  // Tenant a's 14 data zones of 128 KiB hold less than 2 MiB.
+  FsStatus last;
+  for (int i = 0; i < 40 && last.is_ok(); ++i) {
+    auto file = m.fs->open_write("/a/f" + std::to_string(i), {});
+    ASSERT_TRUE(file.ok());
+    std::vector<uint8_t> data = pattern_bytes(i, 100'000);
+    last = (*file)->append(data.data(), data.size());
+    if (last.is_ok())
+      last = (*file)->close();
+    else
+      (void)(*file)->close();
+  }
+  EXPECT_EQ(last.code(), Code::kNoSpace);
+  EXPECT_NE(last.message().find("no space left in tenant a's zone sets (0): 14 of 14 data zones"),
+            std::string::npos)
+      << last.message();
+  // Tenant b's sets are untouched and take its writes.
+  write_file(*m.fs, "/b/x", pattern_bytes(7, 300'000));
+  EXPECT_EQ(read_file(*m.fs, "/b/x"), pattern_bytes(7, 300'000));
+}
+
 TEST(Tenants, MkfsRefusesTenantsThatCannotBeAndChangesNothing) {
   TestImage image(tenant_config());
   {

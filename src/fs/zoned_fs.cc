@@ -817,12 +817,34 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
   }
   std::lock_guard lock(mutex_);
   const FsSpace space = space_locked();
-  return FsStatus(
-      Code::kNoSpace,
-      fmt::format("no space left on the zoned file system: {} of {} data zones hold "
-                  "data ({} bytes in files, {} reclaimable{})",
-                  space.data_zones - space.empty_zones, space.data_zones, space.used_bytes,
-                  space.reclaimable_bytes, options_.gc ? "" : "; garbage collection is off"));
+  const std::string gc_off = options_.gc ? "" : "; garbage collection is off";
+  if (!superblock_.tenants.empty() && !for_gc) {
+    // A tenant's sets are full, whatever room the others have: say whose
+    // and how full.
+    std::string whose = "the files outside every tenant";
+    for (const SuperTenant& t : superblock_.tenants) {
+      if (t.sets == room) whose = "tenant " + t.name;
+    }
+    FsSetSpace sum;
+    for (size_t i = 0; i < space.sets.size(); ++i) {
+      if ((room & set_bit(static_cast<uint32_t>(i))) == 0) continue;
+      sum.data_zones += space.sets[i].data_zones;
+      sum.empty_zones += space.sets[i].empty_zones;
+      sum.used_bytes += space.sets[i].used_bytes;
+      sum.reclaimable_bytes += space.sets[i].reclaimable_bytes;
+    }
+    return FsStatus(Code::kNoSpace,
+                    fmt::format("no space left in {}'s zone sets ({}): {} of {} data zones hold "
+                                "data ({} bytes in files, {} reclaimable{})",
+                                whose, set_mask_text(room & set_mask_of(space.sets.size())),
+                                sum.data_zones - sum.empty_zones, sum.data_zones, sum.used_bytes,
+                                sum.reclaimable_bytes, gc_off));
+  }
+  return FsStatus(Code::kNoSpace,
+                  fmt::format("no space left on the zoned file system: {} of {} data zones hold "
+                              "data ({} bytes in files, {} reclaimable{})",
+                              space.data_zones - space.empty_zones, space.data_zones,
+                              space.used_bytes, space.reclaimable_bytes, gc_off));
 }
 
 void ZonedFs::mark_taken_locked(uint32_t zone, WriterId writer, bool gives_tail) {
