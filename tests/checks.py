@@ -4,7 +4,14 @@ check, "N passed, N failed" at the end, exit status 1 on any failure
 
 import csv
 import hashlib
+import json
+import os
+import subprocess
 import sys
+import time
+
+# The kinds every comparison row of an experiment states.
+EVIDENCE_KINDS = {"fitted", "closed form", "emerged"}
 
 
 def csv_rows(path):
@@ -60,3 +67,34 @@ class CheckLines:
             body = str(detail).replace("\n", "\n      ")
             body = body[-self.detail_chars:] if self.tail else body[:self.detail_chars]
             print("      " + body, flush=True)
+
+
+def check_quick_set(checks, zonelab, name, members, out, budget_s):
+    """Runs `zonelab experiment run NAME --quick --no-plots --out OUT` and
+    checks what every set's quick run owes: exit 0 within `budget_s`, each
+    member's CSV and JSON, the report, a kind on every comparison row, and
+    no emerged number equal to the paper's (a paper number copied into the
+    measured column would match it exactly; a closed-form count may).
+    True when the run succeeded, so the set's own checks can read its
+    files."""
+    start = time.monotonic()
+    run = subprocess.run([zonelab, "experiment", "run", name, "--quick", "--no-plots",
+                          "--out", out], capture_output=True, text=True)
+    took = time.monotonic() - start
+    checks.check("quick run exits 0", run.returncode == 0, run.stderr[-800:])
+    checks.check(f"quick run within {budget_s} s", took < budget_s, f"{took:.0f} s")
+    if run.returncode != 0:
+        return False
+    for m in members:
+        checks.check(f"{m}: CSV and JSON", os.path.exists(os.path.join(out, m + ".csv")) and
+                     os.path.exists(os.path.join(out, m + ".json")))
+    checks.check("a report", os.path.exists(os.path.join(out, "README.md")))
+    for m in members:
+        with open(os.path.join(out, m + ".json")) as f:
+            doc = json.load(f)
+        bad = [c["quantity"] for c in doc["comparison"] if c.get("kind") not in EVIDENCE_KINDS]
+        checks.check(f"{m}: every comparison row states its kind", not bad, str(bad))
+        same = [c["quantity"] for c in doc["comparison"] if c.get("kind") == "emerged"
+                and c.get("paper") is not None and c["measured"] == c["paper"]]
+        checks.check(f"{m}: no measured number is the paper's", not same, str(same))
+    return True

@@ -13,40 +13,20 @@ Prints one line per failed check and "N passed, N failed" at the end."""
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks, csv_rows as rows  # noqa: E402
+from checks import Checks, check_quick_set, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
 MEMBERS = ["fig2", "fig6", "fig8", "tenants"]
-KINDS = {"fitted", "closed form", "emerged"}
 QUICK_BUDGET_S = 180
 checks = Checks()
 check = checks.check
 
 with tempfile.TemporaryDirectory() as out:
-    start = time.monotonic()
-    run = subprocess.run([ZONELAB, "experiment", "run", "flexzns-rocksdb", "--quick",
-                          "--no-plots", "--out", out], capture_output=True, text=True)
-    took = time.monotonic() - start
-    check("quick run exits 0", run.returncode == 0, run.stderr[-800:])
-    check(f"quick run within {QUICK_BUDGET_S} s", took < QUICK_BUDGET_S, f"{took:.0f} s")
-    if run.returncode == 0:
-        for m in MEMBERS:
-            check(f"{m}: CSV and JSON", os.path.exists(os.path.join(out, m + ".csv")) and
-                  os.path.exists(os.path.join(out, m + ".json")))
-            doc = json.load(open(os.path.join(out, m + ".json")))
-            bad = [c["quantity"] for c in doc["comparison"] if c.get("kind") not in KINDS]
-            check(f"{m}: every comparison row states its kind", not bad, str(bad))
-            same = [c["quantity"] for c in doc["comparison"] if c.get("kind") == "emerged"
-                    and c.get("paper") is not None and c["measured"] == c["paper"]]
-            check(f"{m}: no measured number is the paper's", not same, str(same))
-        check("a report", os.path.exists(os.path.join(out, "README.md")))
-
+    if check_quick_set(checks, ZONELAB, "flexzns-rocksdb", MEMBERS, out, QUICK_BUDGET_S):
         f2 = rows(os.path.join(out, "fig2.csv"))
         check("fig2: 512 MiB and 2 GiB zones, each overwrote",
               [r["zone_size_mib"] for r in f2] == ["512", "2048"] and

@@ -13,17 +13,14 @@ Prints one line per failed check and "N passed, N failed" at the end."""
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks, csv_rows as rows  # noqa: E402
+from checks import Checks, check_quick_set, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
 MEMBERS = ["fig3", "fig3b", "fig8", "table1", "fig10", "fig9", "fig11", "fig13", "table3", "largezone"]
-KINDS = {"fitted", "closed form", "emerged"}
 QUICK_BUDGET_S = 180
 checks = Checks()
 check = checks.check
@@ -37,28 +34,7 @@ def by(table, key):
 
 
 with tempfile.TemporaryDirectory() as out:
-    start = time.monotonic()
-    run = subprocess.run([ZONELAB, "experiment", "run", "rocksdb-zenfsplus", "--quick",
-                          "--no-plots", "--out", out], capture_output=True, text=True)
-    took = time.monotonic() - start
-    check("quick run exits 0", run.returncode == 0, run.stderr[-800:])
-    check(f"quick run within {QUICK_BUDGET_S} s", took < QUICK_BUDGET_S, f"{took:.0f} s")
-    if run.returncode == 0:
-        for m in MEMBERS:
-            check(f"{m}: CSV and JSON", os.path.exists(os.path.join(out, m + ".csv")) and
-                  os.path.exists(os.path.join(out, m + ".json")))
-        check("a report", os.path.exists(os.path.join(out, "README.md")))
-
-        for m in MEMBERS:
-            doc = json.load(open(os.path.join(out, m + ".json")))
-            bad = [c["quantity"] for c in doc["comparison"] if c.get("kind") not in KINDS]
-            check(f"{m}: every comparison row states its kind", not bad, str(bad))
-            # A paper number copied into the measured column would match it
-            # exactly (a closed-form count may: 32 groups of 8 x 4 dies).
-            same = [c["quantity"] for c in doc["comparison"] if c.get("kind") == "emerged"
-                    and c.get("paper") is not None and c["measured"] == c["paper"]]
-            check(f"{m}: no measured number is the paper's", not same, str(same))
-
+    if check_quick_set(checks, ZONELAB, "rocksdb-zenfsplus", MEMBERS, out, QUICK_BUDGET_S):
         scan = [r for r in rows(os.path.join(out, "fig3.csv"))
                 if r["series"] == "beside zone 0's reads"]
         bands = {b: [float(r["latency_us"]) for r in v] for b, v in by(scan, "band").items()}

@@ -4,6 +4,7 @@
 #include "fs/zoned_fs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -172,6 +173,32 @@ FsStatus check_mkfs_options(const MkfsOptions& o, const DeviceInfo& info, bool s
 }
 
 namespace {
+
+// The zone sets of `sets` added up: their zones, space and writes (zone
+// bytes: the smallest of their zones; the write amplification of the sum).
+FsSetSpace sum_of_sets(const std::vector<FsSetSpace>& all, SetMask sets) {
+  FsSetSpace sum;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if ((sets & set_bit(static_cast<uint32_t>(i))) == 0) continue;
+    const FsSetSpace& set = all[i];
+    if (sum.zone_bytes == 0 || set.zone_bytes < sum.zone_bytes) sum.zone_bytes = set.zone_bytes;
+    sum.data_zones += set.data_zones;
+    sum.empty_zones += set.empty_zones;
+    sum.active_zones += set.active_zones;
+    sum.free_bytes += set.free_bytes;
+    sum.used_bytes += set.used_bytes;
+    sum.reclaimable_bytes += set.reclaimable_bytes;
+    sum.lost_bytes += set.lost_bytes;
+    sum.gc_written_bytes += set.gc_written_bytes;
+    sum.data_written_bytes += set.data_written_bytes;
+    sum.written_bytes += set.written_bytes;
+  }
+  sum.write_amplification =
+      sum.data_written_bytes == 0
+          ? 0.0
+          : static_cast<double>(sum.written_bytes) / static_cast<double>(sum.data_written_bytes);
+  return sum;
+}
 
 // The data zones of each zone set: the metadata zones are the namespace's
 // first zones, whatever their set.
@@ -659,6 +686,11 @@ SetMask ZonedFs::writer_room(WriterId writer) const {
   return it != writer_room_.end() ? it->second : tenant_sets(kNoTenant);
 }
 
+uint32_t ZonedFs::tenant_root_of(std::string_view path) const {
+  const uint32_t t = tenant_of(path);
+  return t != kNoTenant && path.substr(1) == superblock_.tenants[t].name ? t : kNoTenant;
+}
+
 FsStatus ZonedFs::check_tenant_move(const std::string& from, const std::string& to) const {
   const uint32_t a = tenant_of(from);
   const uint32_t b = tenant_of(to);
@@ -670,7 +702,7 @@ FsStatus ZonedFs::check_tenant_move(const std::string& from, const std::string& 
                     fmt::format("{} -> {}: from {} to {} (a file stays in its tenant's zones)",
                                 from, to, name(a), name(b)));
   }
-  if (a != kNoTenant && (from == "/" + superblock_.tenants[a].name)) {
+  if (tenant_root_of(from) != kNoTenant) {
     return FsStatus(Code::kInvalid, fmt::format("{} is {}'s directory", from, name(a)));
   }
   return {};
@@ -825,14 +857,7 @@ FsResult<uint32_t> ZonedFs::allocate_zone(WriterId writer, Lifetime lifetime, Io
     for (const SuperTenant& t : superblock_.tenants) {
       if (t.sets == room) whose = "tenant " + t.name;
     }
-    FsSetSpace sum;
-    for (size_t i = 0; i < space.sets.size(); ++i) {
-      if ((room & set_bit(static_cast<uint32_t>(i))) == 0) continue;
-      sum.data_zones += space.sets[i].data_zones;
-      sum.empty_zones += space.sets[i].empty_zones;
-      sum.used_bytes += space.sets[i].used_bytes;
-      sum.reclaimable_bytes += space.sets[i].reclaimable_bytes;
-    }
+    const FsSetSpace sum = sum_of_sets(space.sets, room);
     return FsStatus(Code::kNoSpace,
                     fmt::format("no space left in {}'s zone sets ({}): {} of {} data zones hold "
                                 "data ({} bytes in files, {} reclaimable{})",
@@ -971,8 +996,7 @@ FsStatus ZonedFs::remove_dir(const std::string& path) {
     if (!meta_.is_dir(path) && meta_.lookup(path) != nullptr) {
       return FsStatus(Code::kNotDirectory, fmt::format("{} is a file", path));
     }
-    if (const uint32_t t = tenant_of(path);
-        t != kNoTenant && path == "/" + superblock_.tenants[t].name) {
+    if (const uint32_t t = tenant_root_of(path); t != kNoTenant) {
       return FsStatus(Code::kInvalid, fmt::format("{} is tenant {}'s directory", path,
                                                   superblock_.tenants[t].name));
     }
@@ -1281,23 +1305,23 @@ nlohmann::ordered_json space_sets_json(const FsSpace& s, const Superblock& sb) {
   return sets;
 }
 
-std::string set_mask_text(uint32_t sets) {
-  std::string out;
+std::vector<uint32_t> set_mask_sets(uint32_t sets) {
+  std::vector<uint32_t> out;
   for (uint32_t i = 0; i < 32; ++i) {
-    if ((sets & set_bit(i)) != 0) out += fmt::format("{}{}", out.empty() ? "" : ",", i);
+    if ((sets & set_bit(i)) != 0) out.push_back(i);
   }
   return out;
+}
+
+std::string set_mask_text(uint32_t sets) {
+  return fmt::format("{}", fmt::join(set_mask_sets(sets), ","));
 }
 
 nlohmann::ordered_json space_tenants_json(const FsSpace& s) {
   nlohmann::ordered_json tenants = nlohmann::ordered_json::array();
   for (const FsTenantSpace& t : s.tenants) {
     nlohmann::ordered_json j = {{"tenant", t.name}, {"directory", "/" + t.name}};
-    nlohmann::ordered_json sets = nlohmann::ordered_json::array();
-    for (uint32_t i = 0; i < 32; ++i) {
-      if ((t.sets & set_bit(i)) != 0) sets.push_back(i);
-    }
-    j["sets"] = sets;
+    j["sets"] = set_mask_sets(t.sets);
     j.update(zone_space_json(t.space));
     j["files"] = t.files;
     j["file_bytes"] = t.file_bytes;
@@ -1352,26 +1376,7 @@ FsSpace ZonedFs::space_locked() const {
     FsTenantSpace tenant;
     tenant.name = t.name;
     tenant.sets = t.sets;
-    FsSetSpace& sum = tenant.space;
-    for (size_t i = 0; i < s.sets.size(); ++i) {
-      if ((t.sets & set_bit(static_cast<uint32_t>(i))) == 0) continue;
-      const FsSetSpace& set = s.sets[i];
-      if (sum.zone_bytes == 0 || set.zone_bytes < sum.zone_bytes) sum.zone_bytes = set.zone_bytes;
-      sum.data_zones += set.data_zones;
-      sum.empty_zones += set.empty_zones;
-      sum.active_zones += set.active_zones;
-      sum.free_bytes += set.free_bytes;
-      sum.used_bytes += set.used_bytes;
-      sum.reclaimable_bytes += set.reclaimable_bytes;
-      sum.lost_bytes += set.lost_bytes;
-      sum.gc_written_bytes += set.gc_written_bytes;
-      sum.data_written_bytes += set.data_written_bytes;
-      sum.written_bytes += set.written_bytes;
-    }
-    sum.write_amplification =
-        sum.data_written_bytes == 0
-            ? 0.0
-            : static_cast<double>(sum.written_bytes) / static_cast<double>(sum.data_written_bytes);
+    tenant.space = sum_of_sets(s.sets, t.sets);
     s.tenants.push_back(std::move(tenant));
   }
   if (!s.tenants.empty()) {

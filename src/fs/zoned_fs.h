@@ -232,7 +232,8 @@ struct FsSpace {
 nlohmann::ordered_json space_sets_json(const FsSpace& space, const Superblock& sb);
 // FsSpace::tenants as JSON (stats_json's space.tenants, fs df --json).
 nlohmann::ordered_json space_tenants_json(const FsSpace& space);
-// A set mask as text: "0,2".
+// A set mask's sets, in order, and as text: "0,2".
+std::vector<uint32_t> set_mask_sets(uint32_t sets);
 std::string set_mask_text(uint32_t sets);
 
 class WritableFile;
@@ -473,6 +474,8 @@ class ZonedFs {
   // the sets a writer's file may use.
   static constexpr uint32_t kNoTenant = UINT32_MAX;
   uint32_t tenant_of(std::string_view path) const;
+  // The tenant whose directory `path` is (kNoTenant: none's).
+  uint32_t tenant_root_of(std::string_view path) const;
   SetMask tenant_sets(uint32_t tenant) const;
   SetMask writer_room(WriterId writer) const;  // under mutex_
   // Refuses a name that would carry a file out of its tenant.

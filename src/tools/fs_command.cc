@@ -370,10 +370,7 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
     Json tenants = Json::array();
     std::string tenants_text;
     for (const fs::SuperTenant& t : sb.tenants) {
-      Json set_list = Json::array();
-      for (uint32_t i = 0; i < sb.zone_sets.size(); ++i) {
-        if ((t.sets & fs::set_bit(i)) != 0) set_list.push_back(i);
-      }
+      const std::vector<uint32_t> set_list = fs::set_mask_sets(t.sets);
       tenants.push_back({{"name", t.name}, {"directory", "/" + t.name}, {"sets", set_list}});
       tenants_text += fmt::format("{}/{} in set{} {}", tenants_text.empty() ? "" : "; ", t.name,
                                   set_list.size() == 1 ? "" : "s", fs::set_mask_text(t.sets));

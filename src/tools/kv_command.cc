@@ -321,8 +321,7 @@ std::string ratio(const Json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? fmt::format("{:.3f}", j[key].get<double>()) : "-";
 }
 
-void print_rocksdb(const kv::KvResult& r) {
-  const Json& db = r.rocksdb;
+void print_rocksdb(const Json& db) {
   fmt::print(
       "rocksdb: flush wrote {}, compaction read {} wrote {}, stalls {} us, block cache hit {} "
       "miss {}, files per level {}\n",
@@ -331,8 +330,7 @@ void print_rocksdb(const kv::KvResult& r) {
       u64(db, "block_cache_hit"), u64(db, "block_cache_miss"), db["files_per_level"].dump());
 }
 
-void print_session(const kv::KvResult& r) {
-  const Json& session = r.session;
+void print_session(const Json& session) {
   if (session.contains("device")) {
     const Json& d = session["device"];
     fmt::print("device: host writes {}, reads {}, erases {}, write amplification {}\n",
@@ -364,18 +362,30 @@ void print_session(const kv::KvResult& r) {
   }
 }
 
-void print_stats(const kv::KvResult& r) {
-  print_rocksdb(r);
-  print_session(r);
-}
-
-void print_table(const kv::KvOptions& o, const kv::KvResult& r) {
+// The phases and the verify of one run (one tenant's).
+void print_phases(const kv::KvOptions& o, const kv::KvResult& r) {
   for (const auto& phase : r.phases) print_phase(o, phase);
   if (r.verify) {
     fmt::print("verify: {} keys listed, {} found, {} missing, {} wrong\n", r.verify->listed,
                r.verify->found, r.verify->missing, r.verify->wrong);
   }
-  print_stats(r);
+}
+
+void print_table(const kv::KvOptions& o, const kv::KvResult& r) {
+  print_phases(o, r);
+  print_rocksdb(r.rocksdb);
+  print_session(r.session);
+}
+
+// Progress lines on stderr once a phase has run a while; `label` ("a ")
+// names a tenant.
+std::function<void(const kv::KvProgress&)> progress_lines(const KvCommandOptions& c,
+                                                          std::string label) {
+  return [&c, label = std::move(label)](const kv::KvProgress& p) {
+    if (c.quiet || p.elapsed_s < kProgressAfterSeconds) return;
+    fmt::print(stderr, "progress: {}{} {:.1f} s, {} ops, {:.0f} ops/s\n", label, p.phase,
+               p.elapsed_s, p.ops, p.ops_per_s);
+  };
 }
 
 // --- SIGINT and SIGTERM: the first stops the run, the second ends the process
@@ -410,6 +420,13 @@ void catch_stop_signals() {
 }
 
 const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// A signal that ended the run, in the JSON.
+void mark_interrupted(Json& out, int signal) {
+  if (signal == 0) return;
+  out["interrupted"] = true;
+  out["signal"] = signal_name(signal);
+}
 
 // The shells' code for a process a signal ended: 130 for SIGINT, 143 for
 // SIGTERM (what fio and db_bench users see when they stop a run).
@@ -593,11 +610,7 @@ int run_kv_tenants(const KvCommandOptions& c) {
   }
   std::vector<kv::KvOptions> options;
   for (Tenant& t : tenants) {
-    t.options.progress = [&c, name = t.name](const kv::KvProgress& p) {
-      if (c.quiet || p.elapsed_s < kProgressAfterSeconds) return;
-      fmt::print(stderr, "progress: {} {} {:.1f} s, {} ops, {:.0f} ops/s\n", name, p.phase,
-                 p.elapsed_s, p.ops, p.ops_per_s);
-    };
+    t.options.progress = progress_lines(c, t.name + " ");
     t.options.stop = &g_stop;
     options.push_back(t.options);
   }
@@ -614,31 +627,18 @@ int run_kv_tenants(const KvCommandOptions& c) {
   const int signal = g_stop_signal;
   if (c.json) {
     Json out = tenants_json(tenants, r);
-    if (signal != 0) {
-      out["interrupted"] = true;
-      out["signal"] = signal_name(signal);
-    }
+    mark_interrupted(out, signal);
     print_json(out);
   } else {
     for (size_t i = 0; i < tenants.size(); ++i) {
       fmt::print("tenant {} ({}):\n", tenants[i].name, tenants[i].options.db_dir);
-      kv::KvResult shown = r.tenants[i];
-      for (const auto& phase : shown.phases) print_phase(tenants[i].options, phase);
-      if (shown.verify) {
-        fmt::print("verify: {} keys listed, {} found, {} missing, {} wrong\n", shown.verify->listed,
-                   shown.verify->found, shown.verify->missing, shown.verify->wrong);
-      }
+      print_phases(tenants[i].options, r.tenants[i]);
     }
-    kv::KvResult all;
-    all.rocksdb = r.tenants.front().rocksdb;
-    all.session = r.session;
     for (size_t i = 0; i < tenants.size(); ++i) {
       fmt::print("tenant {}: ", tenants[i].name);
-      kv::KvResult one;
-      one.rocksdb = r.tenants[i].rocksdb;
-      print_rocksdb(one);
+      print_rocksdb(r.tenants[i].rocksdb);
     }
-    print_session(all);
+    print_session(r.session);
     if (signal != 0) {
       fmt::print(
           "interrupted by {}: every tenant's threads stopped; the DBs are closed and the "
@@ -667,11 +667,7 @@ int run_kv_command(const KvCommandOptions& c) {
   auto parsed = kv_options(c);
   if (!parsed) return bad_input(parsed.error());
   kv::KvOptions o = *parsed;
-  o.progress = [&c](const kv::KvProgress& p) {
-    if (c.quiet || p.elapsed_s < kProgressAfterSeconds) return;
-    fmt::print(stderr, "progress: {} {:.1f} s, {} ops, {:.0f} ops/s\n", p.phase, p.elapsed_s, p.ops,
-               p.ops_per_s);
-  };
+  o.progress = progress_lines(c, "");
   o.stop = &g_stop;
   catch_stop_signals();
   kv::KvResult r = kv::run_kv_loaded(o);
@@ -682,10 +678,7 @@ int run_kv_command(const KvCommandOptions& c) {
   if (c.json) {
     Json out = status_json(Status::kSuccess);
     out.update(kv::kv_result_json(o, r));
-    if (signal != 0) {
-      out["interrupted"] = true;
-      out["signal"] = signal_name(signal);
-    }
+    mark_interrupted(out, signal);
     print_json(out);
   } else {
     print_table(o, r);
