@@ -21,6 +21,9 @@ packages=(
   clang libclang-rt-14-dev
   # the RocksDB plugin and db_bench runs on the zoned file system (RocksDB 7.8.3)
   librocksdb-dev rocksdb-tools
+  # `zonelab serve` (libfuse 3, fusermount3) and `zonelab vm`: User-Mode
+  # Linux, the kernel file systems' tools, and modprobe for UML's modules
+  libfuse3-dev fuse3 user-mode-linux e2fsprogs xfsprogs f2fs-tools btrfs-progs kmod
 )
 missing=()
 for p in "${packages[@]}"; do

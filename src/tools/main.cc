@@ -21,6 +21,7 @@
 #include "tools/fs_command.h"
 #include "tools/interference_command.h"
 #include "tools/kv_command.h"
+#include "tools/serve_command.h"
 
 namespace zonelab::cli {
 namespace {
@@ -181,6 +182,10 @@ int main_impl(int argc, char** argv) {
   add_fs_commands(app, fs_request);
   KvCommandOptions kv_options;
   add_kv_command(app, kv_options);
+  ServeCommandOptions serve_options;
+  add_serve_command(app, serve_options);
+  VmCommandOptions vm_options;
+  add_vm_command(app, vm_options);
 
   bool presets_json = false;
   auto* presets = app.add_subcommand("presets", "list the shipped presets");
@@ -235,6 +240,8 @@ int main_impl(int argc, char** argv) {
   if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
   if (!fs_request.command.empty()) return run_fs_command(fs_request);
   if (app.got_subcommand("kv")) return run_kv_command(kv_options);
+  if (app.got_subcommand("serve")) return run_serve_command(serve_options);
+  if (app.got_subcommand("vm")) return run_vm_command(vm_options);
   if (presets->parsed()) return run_presets(presets_json);
   if (config->parsed()) {
     return config_keys_only ? run_config_keys(config_json) : run_config(show_config, config_json);

@@ -1,0 +1,79 @@
+#include "serve/served_image.h"
+
+#include <fmt/format.h>
+
+#include "stack/stack_report.h"
+
+namespace zonelab::serve {
+
+std::optional<std::string> serve_interface_problem(const std::string& image,
+                                                   const DeviceInfo& info) {
+  if (info.interface == "block") return std::nullopt;
+  return fmt::format(
+      "{} is a {} device: serve shows block-interface images only (a kernel file system writes "
+      "anywhere, which a zoned namespace refuses); make one with `zonelab create IMAGE --set "
+      "interface=block`",
+      image, info.interface);
+}
+
+Result<std::unique_ptr<ServedImage>> ServedImage::open(const ServeOptions& options) {
+  // Before the image is locked: a mount point or FUSE that cannot work is
+  // said without touching the image.
+  if (auto why = fuse_problem()) return Error{*why};
+  if (auto why = mount_point_problem(options.fuse.mount_point)) return Error{*why};
+  StackOptions so;
+  so.scheduler = options.scheduler;
+  so.realtime = true;
+  so.realtime_options = options.realtime;
+  auto stack = Stack::open(options.image, so);
+  if (!stack) return Error{stack.error()};
+  if (auto why = serve_interface_problem(options.image, (*stack)->info())) {
+    (void)(*stack)->close(Stack::Save::kNo);
+    return Error{*why};
+  }
+  auto served = std::unique_ptr<ServedImage>(new ServedImage());
+  served->options_ = options;
+  served->stack_ = std::move(stack).value();
+  served->file_ = std::make_unique<BlockFile>(served->stack_->io());
+  auto server = FuseServer::start(*served->file_, options.fuse);
+  if (!server) {
+    (void)served->stack_->close();
+    served->closed_ = true;
+    return Error{server.error()};
+  }
+  served->server_ = std::move(server).value();
+  served->file_path_ = served->server_->file_path();
+  return served;
+}
+
+nlohmann::ordered_json ServedImage::stats_json() const {
+  nlohmann::ordered_json out;
+  out["image"] = options_.image;
+  out["file"] = file_path_;
+  out["size_bytes"] = file_->size_bytes();
+  out["scheduler"] = stack_->scheduler();
+  out["served"] = block_file_counters_json(file_->counters());
+  if (server_ != nullptr) out["served"]["fuse_requests"] = server_->requests();
+  uint64_t now = stack_->clock().now_ns();
+  stack_->inspect(
+      [&](const ModeledDevice& device) { out["device"] = device_counters_json(device, now); });
+  out["realtime"] = realtime_stats_json(options_.realtime, stack_->realtime_stats());
+  out["virtual_time_ns"] = now;
+  return out;
+}
+
+Outcome ServedImage::close() {
+  if (closed_) return {};
+  closed_ = true;
+  // The mount first: requests in flight are answered, then no more come.
+  if (server_ != nullptr) {
+    server_->stop();
+    server_->wait();
+  }
+  server_.reset();
+  return stack_->close();
+}
+
+ServedImage::~ServedImage() { (void)close(); }
+
+}  // namespace zonelab::serve

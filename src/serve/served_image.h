@@ -1,0 +1,72 @@
+// A device image served through FUSE: the stack in real time (the device
+// paced to the wall clock by its own thread), the image's LBAs as one file
+// (BlockFile) and the mount that shows it (FuseServer). What `zonelab
+// serve` and `zonelab vm` run.
+//
+// Only a block-interface image can be served: a kernel file system writes
+// anywhere, which a zoned namespace refuses. (A zoned device shown to the
+// kernel needs a zoned block device -- a ubd or loop device cannot be one
+// -- and is a later step; ServedImage keeps the interface check in one
+// place for it.)
+//
+// Every write the guest's kernel sees completed is in the image's journal
+// (the stack records each state-changing command before its completion is
+// reported), so a served image killed at any instant opens with what was
+// acknowledged, and its kernel file system with what was flushed.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "serve/block_file.h"
+#include "serve/fuse_server.h"
+#include "stack/stack.h"
+#include "zonelab/result.h"
+
+namespace zonelab::serve {
+
+struct ServeOptions {
+  std::string image;
+  FuseOptions fuse;
+  std::string scheduler;  // empty: the configuration's
+  RealtimeOptions realtime;
+};
+
+// Why `info` cannot be served, or nothing.
+std::optional<std::string> serve_interface_problem(const std::string& image,
+                                                   const DeviceInfo& info);
+
+class ServedImage {
+ public:
+  static Result<std::unique_ptr<ServedImage>> open(const ServeOptions& options);
+  ~ServedImage();
+  ServedImage(const ServedImage&) = delete;
+  ServedImage& operator=(const ServedImage&) = delete;
+
+  const ServeOptions& options() const { return options_; }
+  const std::string& file_path() const { return file_path_; }
+  uint64_t size_bytes() const { return file_->size_bytes(); }
+  Stack& stack() { return *stack_; }
+  FuseServer& server() { return *server_; }
+  const std::vector<std::string>& notes() const { return stack_->notes(); }
+
+  // Everything it can tell: the requests served, the device's counters since
+  // it opened, the real-time driver's pacing. Before and after close().
+  nlohmann::ordered_json stats_json() const;
+  // Unmounts (the guest's requests in flight are answered first), stops the
+  // device and saves the image. Idempotent.
+  Outcome close();
+
+ private:
+  ServedImage() = default;
+  ServeOptions options_;
+  std::string file_path_;
+  std::unique_ptr<Stack> stack_;
+  std::unique_ptr<BlockFile> file_;
+  std::unique_ptr<FuseServer> server_;
+  bool closed_ = false;
+};
+
+}  // namespace zonelab::serve

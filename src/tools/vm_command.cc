@@ -1,0 +1,402 @@
+// `zonelab vm`: a Linux kernel on the modeled drive. The image is served
+// through FUSE (serve/served_image.h) into a private directory; Debian's
+// User-Mode Linux (an ordinary process) boots with that file as its disk
+// (ubd0) and the host's root as its own, read-only (hostfs); its first
+// process is a script of ours that makes the file system, mounts it at
+// /mnt, runs the command in the output directory (the host's, writable)
+// and reports each step's exit status into the private directory, then
+// powers the guest off. The image is closed and saved after the guest has
+// gone, whichever way it went.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/units.h"
+#include "tools/serve_command.h"
+
+namespace zonelab::cli {
+
+namespace {
+
+namespace fsys = std::filesystem;
+
+// What each file system needs: its mkfs, the flags that make mkfs quiet and
+// unconditional, the flag that stops it trimming the device, its read-only
+// check, and the module a UML kernel has to load first.
+struct FsKind {
+  const char* name;
+  const char* mkfs;
+  const char* mkfs_flags;
+  const char* mkfs_nodiscard;
+  const char* check;
+  const char* module;
+  const char* package;
+};
+
+constexpr std::array<FsKind, 4> kFsKinds = {{
+    {"ext4", "mkfs.ext4", "-F -q", "-E nodiscard", "e2fsck -fn", "", "e2fsprogs"},
+    {"xfs", "mkfs.xfs", "-f -q", "-K", "xfs_repair -n", "", "xfsprogs"},
+    {"f2fs", "mkfs.f2fs", "-f -q", "-t 0", "fsck.f2fs --dry-run", "f2fs", "f2fs-tools"},
+    {"btrfs", "mkfs.btrfs", "-f -q", "-K", "btrfs check --readonly", "", "btrfs-progs"},
+}};
+
+constexpr uint64_t kMemoryMinBytes = 64ull << 20;
+constexpr uint64_t kMemoryMaxBytes = 64ull << 30;
+// Where UML keeps its modules (Debian's user-mode-linux).
+constexpr const char* kUmlModules = "/usr/lib/uml/modules";
+
+const FsKind* find_fs(const std::string& name) {
+  for (const FsKind& k : kFsKinds) {
+    if (name == k.name) return &k;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) {
+    if (access(name.c_str(), X_OK) == 0) return name;
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "";
+  dirs += ":/usr/sbin:/sbin:/usr/bin:/bin";
+  std::stringstream split(dirs);
+  std::string dir;
+  while (std::getline(split, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+// The shell's single quotes around anything.
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+struct Plan {
+  const FsKind* fs = nullptr;
+  uint64_t memory_bytes = 0;
+  std::string uml;
+  std::string out;
+};
+
+Result<Plan> plan_of(const VmCommandOptions& o) {
+  Plan p;
+  p.fs = find_fs(o.fs);
+  if (p.fs == nullptr) {
+    return Error{fmt::format("--fs {}: one of ext4, xfs, f2fs, btrfs", one_line(o.fs, 64))};
+  }
+  if (o.discard != "on" && o.discard != "off") {
+    return Error{fmt::format("--discard {}: on or off", one_line(o.discard, 64))};
+  }
+  auto memory = parse_size_bytes(o.memory);
+  if (!memory || *memory < kMemoryMinBytes || *memory > kMemoryMaxBytes) {
+    return Error{fmt::format("--memory {}: a size from {} to {}", one_line(o.memory, 64),
+                             format_size(kMemoryMinBytes), format_size(kMemoryMaxBytes))};
+  }
+  p.memory_bytes = *memory;
+  if (o.command.empty()) return Error{"no command given: zonelab vm IMAGE [OPTIONS] -- COMMAND"};
+  const char* uml_override = std::getenv("ZONELAB_UML");
+  auto uml = find_program(uml_override != nullptr ? uml_override : "linux.uml");
+  if (!uml) {
+    return Error{fmt::format(
+        "User-Mode Linux is not installed: no {} (Debian: apt-get install user-mode-linux)",
+        uml_override != nullptr ? uml_override : "linux.uml on PATH")};
+  }
+  p.uml = *uml;
+  if (!o.no_mkfs && !find_program(p.fs->mkfs)) {
+    return Error{fmt::format("{} is not installed (Debian: apt-get install {})", p.fs->mkfs,
+                             p.fs->package)};
+  }
+  if (*p.fs->module != 0 && !fsys::is_directory(kUmlModules)) {
+    return Error{fmt::format("{} is a module in User-Mode Linux and {} is missing", p.fs->name,
+                             kUmlModules)};
+  }
+  std::error_code ec;
+  fsys::path out = o.out.empty() ? fsys::current_path(ec) : fsys::path(o.out);
+  fsys::create_directories(out, ec);
+  if (!fsys::is_directory(out)) {
+    return Error{fmt::format("--out {}: not a directory{}", out.string(),
+                             ec ? ": " + ec.message() : "")};
+  }
+  p.out = fsys::absolute(out, ec).lexically_normal().string();
+  while (p.out.size() > 1 && p.out.back() == '/') p.out.pop_back();
+  return p;
+}
+
+// The guest's first process.
+std::string init_script(const VmCommandOptions& o, const Plan& p, const std::string& state) {
+  const FsKind& fs = *p.fs;
+  std::string mkfs = fmt::format("{} {}{}{} /dev/ubda", fs.mkfs, fs.mkfs_flags,
+                                 o.discard == "off" ? std::string(" ") + fs.mkfs_nodiscard : "",
+                                 o.mkfs_options.empty() ? "" : " " + o.mkfs_options);
+  std::string mount_options = o.discard == "on" ? "discard" : "nodiscard";
+  if (!o.mount_options.empty()) mount_options += "," + o.mount_options;
+  std::string command;
+  for (const std::string& word : o.command) command += (command.empty() ? "" : " ") + quote(word);
+  std::string s;
+  s += "#!/bin/sh\n# zonelab vm: the guest's first process\n";
+  s += "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n";
+  s += fmt::format("STATE={}\nOUT={}\n", quote(state), quote(p.out));
+  s += "off() { sync; echo o > /proc/sysrq-trigger; sleep 30; }\n";
+  s += "failed() { echo \"$1 $2\" > \"$STATE/failed\"; off; }\n";
+  s += "mount -t proc proc /proc\nmount -t sysfs sysfs /sys\n";
+  s += "mount -t tmpfs -o mode=1777 tmpfs /run || failed boot $?\n";
+  s += "mount -t hostfs -o \"rw,$STATE\" hostfs \"$STATE\" || failed boot $?\n";
+  s += "mount -t hostfs -o \"rw,$OUT\" hostfs \"$OUT\" || failed out $?\n";
+  s += "mkdir -p /run/tmp\nexport TMPDIR=/run/tmp HOME=/run/tmp\n";
+  if (*fs.module != 0) {
+    s += fmt::format(
+        "mkdir -p /run/modules/lib && ln -s {} /run/modules/lib/modules && modprobe -d "
+        "/run/modules {} || failed module $?\n",
+        kUmlModules, fs.module);
+  }
+  if (!o.no_mkfs) s += fmt::format("{} || failed mkfs $?\n", mkfs);
+  s += fmt::format("mount -t {} -o {} /dev/ubda /mnt || failed mount $?\n", fs.name,
+                   quote(mount_options));
+  s += "echo up > \"$STATE/up\"\n";
+  s += "cd \"$OUT\"\nexport ZONELAB_FS=/mnt ZONELAB_OUT=\"$OUT\"\n";
+  s += command + "\necho $? > \"$STATE/command\"\ncd /\n";
+  s += "umount /mnt || failed umount $?\n";
+  if (o.fsck) s += fmt::format("{} /dev/ubda; echo $? > \"$STATE/fsck\"\n", fs.check);
+  s += "off\n";
+  return s;
+}
+
+Result<std::string> make_private_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = fmt::format("{}/zonelab-vm.XXXXXX", tmp != nullptr && *tmp ? tmp : "/tmp");
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) {
+    return Error{fmt::format("cannot make a private directory in {}: {}",
+                             tmp != nullptr ? tmp : "/tmp", std::strerror(errno))};
+  }
+  return std::string(buffer.data());
+}
+
+// A step of the init script, as the error says it.
+std::string step_text(const std::string& step, const FsKind& fs) {
+  if (step == "mkfs") return fs.mkfs;
+  if (step == "mount") return fmt::format("mounting {} at /mnt", fs.name);
+  if (step == "umount") return fmt::format("unmounting {}", fs.name);
+  if (step == "module") return fmt::format("loading the {} module", fs.module);
+  if (step == "out") return "mounting the output directory";
+  return "the guest's setup";
+}
+
+std::optional<int> read_status(const std::string& path) {
+  std::ifstream in(path);
+  int value = 0;
+  if (in >> value) return value;
+  return std::nullopt;
+}
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Boots UML; its pid, or -1. The child takes the signals we block back.
+pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool json) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  // UML keeps its memory in a file under TMPDIR, and warns unless that is
+  // a tmpfs: /dev/shm where there is one, else our private directory.
+  std::string tmpdir = "TMPDIR=" + (access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm") : state);
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  // The guest goes when we go, however we go (kill -9 too).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
+  putenv(tmpdir.data());
+  if (json) dup2(STDERR_FILENO, STDOUT_FILENO);
+  execv(args[0], args.data());
+  _exit(127);
+}
+
+}  // namespace
+
+void add_vm_command(CLI::App& app, VmCommandOptions& o) {
+  auto* vm = app.add_subcommand(
+      "vm",
+      "boot User-Mode Linux on a served block image: make a kernel file system, mount it at "
+      "/mnt and run COMMAND inside");
+  vm->add_option("IMAGE", o.flags.image, "block-interface device image (interface = block)")
+      ->required();
+  vm->add_option("COMMAND", o.command, "what to run in the guest, after --")->type_name("...");
+  vm->add_option("--fs", o.fs, "ext4 (default), xfs, f2fs or btrfs")->type_name("FS");
+  vm->add_option("--discard", o.discard,
+                 "on: mount with -o discard (freed blocks trimmed online); off (default)")
+      ->type_name("on|off");
+  vm->add_option("--memory", o.memory, "the guest's memory (default 512MiB)")->type_name("SIZE");
+  vm->add_option("--out", o.out,
+                 "host directory the guest writes in; COMMAND runs there (default: the current "
+                 "directory)")
+      ->type_name("DIR");
+  vm->add_option("--mkfs-options", o.mkfs_options, "more options for mkfs")->type_name("OPTS");
+  vm->add_option("--mount-options", o.mount_options, "more mount options")->type_name("OPTS");
+  vm->add_flag("--no-mkfs", o.no_mkfs, "mount the file system already on the image");
+  vm->add_flag("--fsck", o.fsck,
+               "after COMMAND, unmount and check the file system read-only with its own tool "
+               "(e2fsck -fn, xfs_repair -n, fsck.f2fs --dry-run, btrfs check --readonly)");
+  vm->add_flag("--verbose", o.verbose, "show the guest kernel's messages");
+  add_serve_flags(vm, o.flags);
+}
+
+int run_vm_command(const VmCommandOptions& o) {
+  auto plan = plan_of(o);
+  if (!plan) return bad_input(plan.error());
+  auto state = make_private_dir();
+  if (!state) return bad_input(state.error());
+  std::string mount_point = *state + "/mnt";
+  fsys::create_directory(mount_point);
+  auto options = serve_options(o.flags, mount_point, "disk");
+  if (!options) return bad_input(options.error());
+  sigset_t signals = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  auto cleanup = [&] {
+    std::error_code ec;
+    fsys::remove_all(*state, ec);
+  };
+  auto served = serve::ServedImage::open(*options);
+  if (!served) {
+    cleanup();
+    return bad_input(served.error());
+  }
+  for (const std::string& n : (*served)->notes()) note(n);
+  std::string init = *state + "/init.sh";
+  {
+    std::ofstream script(init);
+    script << init_script(o, *plan, *state);
+  }
+  chmod(init.c_str(), 0755);
+  std::vector<std::string> argv = {
+      plan->uml,
+      fmt::format("mem={}M", plan->memory_bytes >> 20),
+      "ubd0=" + (*served)->file_path(),
+      "root=/dev/root",
+      "rootfstype=hostfs",
+      "rootflags=/",
+      "ro",
+      "init=" + init,
+      "con=null",
+      "con0=fd:0,fd:1",
+      "umid=zonelab-vm",
+      "uml_dir=" + *state,
+  };
+  if (!o.verbose) {
+    argv.push_back("quiet");
+    argv.push_back("loglevel=1");
+  }
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = boot(argv, *state, o.flags.json);
+  int wait_status = 0;
+  bool interrupted = false;
+  while (pid > 0) {
+    pid_t done = waitpid(pid, &wait_status, WNOHANG);
+    if (done == pid) break;
+    timespec wait{0, 100'000'000};
+    int got = sigtimedwait(&signals, nullptr, &wait);
+    if (got == SIGUSR1) {
+      if (Outcome w = write_stats_file(o.flags.stats_path, (*served)->stats_json()); !w) {
+        note(w.error());
+      }
+    } else if (got > 0 && !interrupted) {
+      interrupted = true;
+      kill(pid, SIGKILL);
+    }
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Outcome closed = (*served)->close();
+  Json stats = (*served)->stats_json();
+  if (Outcome w = write_stats_file(o.flags.stats_path, stats); !w) note(w.error());
+
+  std::optional<int> command = read_status(*state + "/command");
+  std::optional<int> fsck = read_status(*state + "/fsck");
+  std::string failed = read_line(*state + "/failed");
+  cleanup();
+  if (!closed) {
+    std::fprintf(stderr, "zonelab: error: %s\n", one_line(closed.error()).c_str());
+    return kExitDeviceError;
+  }
+  int code = kExitOk;
+  std::string problem;
+  if (pid < 0) {
+    problem = fmt::format("cannot start {}: {}", plan->uml, std::strerror(errno));
+    code = kExitInternal;
+  } else if (interrupted) {
+    problem = "interrupted: the guest was stopped";
+    code = kExitInternal;
+  } else if (!failed.empty()) {
+    std::string step = failed.substr(0, failed.find(' '));
+    std::string status = failed.substr(failed.find(' ') + 1);
+    problem = fmt::format("{} failed in the guest (exit {}){}", step_text(step, *plan->fs), status,
+                          o.verbose ? "" : "; --verbose shows the kernel's messages");
+    code = kExitBadInput;
+  } else if (!command) {
+    problem = WIFSIGNALED(wait_status)
+                  ? fmt::format("the guest was killed (signal {}) before COMMAND ended",
+                                WTERMSIG(wait_status))
+                  : "the guest ended before COMMAND did (--verbose shows the kernel's messages)";
+    code = kExitInternal;
+  } else if (*command != 0) {
+    problem = fmt::format("COMMAND exited with status {} in the guest", *command);
+    code = *command;
+  } else if (o.fsck && fsck.value_or(-1) != 0) {
+    problem = fsck ? fmt::format("{} found problems (exit {})", plan->fs->check, *fsck)
+                   : fmt::format("{} did not run", plan->fs->check);
+    code = kExitDeviceError;
+  }
+  if (o.flags.json) {
+    Json out = status_json(Status::kSuccess);
+    out["exit_code"] = code;
+    out["fs"] = plan->fs->name;
+    out["discard"] = o.discard == "on";
+    out["command_status"] = command ? Json(*command) : Json(nullptr);
+    if (o.fsck) out["fsck_status"] = fsck ? Json(*fsck) : Json(nullptr);
+    if (!problem.empty()) out["error"] = problem;
+    out["seconds"] = seconds;
+    for (auto& [key, value] : stats.items()) out[key] = value;
+    print_json(out);
+  } else {
+    std::fflush(stdout);
+    if (!problem.empty()) std::fprintf(stderr, "zonelab: error: %s\n", problem.c_str());
+    if (o.fsck && fsck) {
+      std::fprintf(stderr, "zonelab: %s: %s\n", plan->fs->check,
+                   *fsck == 0 ? "clean" : fmt::format("exit {}", *fsck).c_str());
+    }
+  }
+  // The summary goes to stderr: stdout is the command's.
+  if (!o.flags.json && code == kExitOk) print_serve_summary(stderr, stats, seconds);
+  return code;
+}
+
+}  // namespace zonelab::cli
