@@ -17,7 +17,7 @@ constexpr uint64_t kDeallocateLbasMax = 1u << 20;
 
 }  // namespace
 
-nlohmann::ordered_json block_file_counters_json(const BlockFileCounters& c) {
+nlohmann::ordered_json file_counters_json(const FileCounters& c) {
   return {{"reads", c.reads},
           {"read_bytes", c.read_bytes},
           {"writes", c.writes},
@@ -160,9 +160,9 @@ int BlockFile::flush() {
   return 0;
 }
 
-BlockFileCounters BlockFile::counters() const {
+FileCounters BlockFile::counters() const {
   auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-  BlockFileCounters c;
+  FileCounters c;
   c.reads = get(counters_.reads);
   c.read_bytes = get(counters_.read_bytes);
   c.writes = get(counters_.writes);

@@ -7,15 +7,9 @@
 // deallocates the LBAs it covers whole (Dataset Management, deallocate) and
 // writes zeros over the parts; fsync is NVMe's Flush.
 //
-// The file's size is the namespace's capacity and never changes. Every
-// method is safe from any number of threads at once (the stack's blocking
-// interface in real time) and returns 0 or a negative errno, as a FUSE
-// reply wants it:
-//   -EIO     the device answered with an error status, or no longer takes
-//            commands (it is closing);
-//   -ENOSPC  a write or hole past the end of the device;
-//   -EINVAL  a length that overflows.
-// A read past the end is short, as a file's is.
+// The file's size is the namespace's capacity. Errors as ServedFile says;
+// any number of threads at once (the stack's blocking interface in real
+// time).
 #pragma once
 
 #include <array>
@@ -23,53 +17,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <span>
 
+#include "serve/served_file.h"
 #include "stack/blocking.h"
 
 namespace zonelab::serve {
 
-struct BlockFileCounters {
-  uint64_t reads = 0;
-  uint64_t read_bytes = 0;
-  uint64_t writes = 0;
-  uint64_t write_bytes = 0;
-  // Writes that covered part of an LBA: the LBAs read back to merge them.
-  uint64_t partial_lbas = 0;
-  uint64_t holes = 0;
-  uint64_t hole_bytes = 0;
-  uint64_t deallocated_lbas = 0;
-  uint64_t flushes = 0;
-  // Requests answered with an error.
-  uint64_t errors = 0;
-};
-
-nlohmann::ordered_json block_file_counters_json(const BlockFileCounters& c);
-
-class BlockFile {
+class BlockFile final : public ServedFile {
  public:
-  // The largest request taken at once; longer ones are refused with
-  // -EINVAL (FUSE sends at most a few MiB).
-  static constexpr uint64_t kMaxRequestBytes = 64ull << 20;
-
   explicit BlockFile(BlockingDevice& io);
 
-  uint64_t size_bytes() const { return size_bytes_; }
-  uint64_t lba_bytes() const { return lba_bytes_; }
-
-  // Reads up to out.size() bytes at `offset`; the count read (short at the
-  // end of the device), or a negative errno.
-  int64_t read(uint64_t offset, std::span<uint8_t> out);
-  // Writes every byte of `in` at `offset`: in.size(), or a negative errno.
-  int64_t write(uint64_t offset, std::span<const uint8_t> in);
-  // Reads give zeros for [offset, offset + length) afterwards: whole LBAs
-  // deallocated, the parts at the edges written with zeros.
-  int hole(uint64_t offset, uint64_t length);
-  // What was written is durable (NVMe Flush).
-  int flush();
-
-  BlockFileCounters counters() const;
+  uint64_t size_bytes() const override { return size_bytes_; }
+  uint64_t block_bytes() const override { return lba_bytes_; }
+  int64_t read(uint64_t offset, std::span<uint8_t> out) override;
+  int64_t write(uint64_t offset, std::span<const uint8_t> in) override;
+  // Whole LBAs deallocated, the parts at the edges written with zeros.
+  int hole(uint64_t offset, uint64_t length) override;
+  // NVMe Flush.
+  int flush() override;
+  FileCounters counters() const override;
 
  private:
   // One command on [lba, lba + nlb), waited for; 0 or -EIO.

@@ -43,7 +43,7 @@ uint64_t deallocated_bytes(Stack& stack) {
 TEST(BlockFile, SizeIsTheNamespaceCapacity) {
   auto stack = make_stack();
   BlockFile file(stack->io());
-  EXPECT_EQ(file.lba_bytes(), stack->info().lba_size_bytes);
+  EXPECT_EQ(file.block_bytes(), stack->info().lba_size_bytes);
   EXPECT_EQ(file.size_bytes(), stack->info().capacity_lbas * stack->info().lba_size_bytes);
 }
 
@@ -97,7 +97,7 @@ TEST(BlockFile, ReadPastTheEndIsShortAndWritePastItIsRefused) {
 TEST(BlockFile, OversizedRequestIsRefused) {
   auto stack = make_stack();
   BlockFile file(stack->io());
-  std::vector<uint8_t> huge(BlockFile::kMaxRequestBytes + 4096);
+  std::vector<uint8_t> huge(kMaxRequestBytes + 4096);
   EXPECT_EQ(file.read(0, huge), -EINVAL);
   EXPECT_EQ(file.write(0, huge), -EINVAL);
 }

@@ -113,7 +113,7 @@ struct FuseOps {
       st.st_mode = S_IFREG | 0644;
       st.st_nlink = 1;
       st.st_size = static_cast<off_t>(s.file_->size_bytes());
-      st.st_blksize = static_cast<blksize_t>(s.file_->lba_bytes());
+      st.st_blksize = static_cast<blksize_t>(s.file_->block_bytes());
       st.st_blocks = static_cast<blkcnt_t>(s.file_->size_bytes() / 512);
     }
     return st;
@@ -193,7 +193,7 @@ struct FuseOps {
 
   static void read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info*) {
     FuseServer& s = server(req);
-    std::vector<uint8_t> buffer(std::min<uint64_t>(size, BlockFile::kMaxRequestBytes));
+    std::vector<uint8_t> buffer(std::min<uint64_t>(size, kMaxRequestBytes));
     int64_t got = s.file_->read(static_cast<uint64_t>(offset), buffer);
     if (got < 0) {
       fuse_reply_err(req, static_cast<int>(-got));
@@ -243,16 +243,16 @@ struct FuseOps {
   static void statfs(fuse_req_t req, fuse_ino_t) {
     FuseServer& s = server(req);
     struct statvfs sv {};
-    sv.f_bsize = s.file_->lba_bytes();
-    sv.f_frsize = s.file_->lba_bytes();
-    sv.f_blocks = s.file_->size_bytes() / s.file_->lba_bytes();
+    sv.f_bsize = s.file_->block_bytes();
+    sv.f_frsize = s.file_->block_bytes();
+    sv.f_blocks = s.file_->size_bytes() / s.file_->block_bytes();
     sv.f_files = 1;
     sv.f_namemax = 255;
     fuse_reply_statfs(req, &sv);
   }
 };
 
-Result<std::unique_ptr<FuseServer>> FuseServer::start(BlockFile& file,
+Result<std::unique_ptr<FuseServer>> FuseServer::start(ServedFile& file,
                                                      const FuseOptions& options) {
   if (options.threads == 0 || options.threads > kFuseThreadsMax) {
     return Error{fmt::format("{} worker threads: from 1 to {}", options.threads, kFuseThreadsMax)};

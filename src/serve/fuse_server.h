@@ -1,4 +1,4 @@
-// A BlockFile shown to the kernel through FUSE: a directory mounted with
+// A ServedFile shown to the kernel through FUSE: a directory mounted with
 // one regular file in it, so that anything that takes a disk image -- a
 // User-Mode Linux ubd disk, losetup, fio, dd -- reaches the modeled device.
 // The file is opened with direct I/O: the host's page cache keeps nothing,
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "serve/block_file.h"
+#include "serve/served_file.h"
 #include "zonelab/result.h"
 
 struct fuse_session;
@@ -48,7 +48,7 @@ std::optional<std::string> fuse_problem();
 class FuseServer {
  public:
   // Mounts and starts the workers.
-  static Result<std::unique_ptr<FuseServer>> start(BlockFile& file, const FuseOptions& options);
+  static Result<std::unique_ptr<FuseServer>> start(ServedFile& file, const FuseOptions& options);
   // Stops, then unmounts.
   ~FuseServer();
   FuseServer(const FuseServer&) = delete;
@@ -71,7 +71,7 @@ class FuseServer {
   FuseServer() = default;
   void work();
 
-  BlockFile* file_ = nullptr;
+  ServedFile* file_ = nullptr;
   FuseOptions options_;
   std::string file_path_;
   fuse_session* session_ = nullptr;

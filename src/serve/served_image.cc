@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "serve/block_file.h"
+#include "serve/pass_through_file.h"
 #include "stack/stack_report.h"
 
 namespace zonelab::serve {
@@ -21,24 +23,30 @@ Result<std::unique_ptr<ServedImage>> ServedImage::open(const ServeOptions& optio
   // said without touching the image.
   if (auto why = fuse_problem()) return Error{*why};
   if (auto why = mount_point_problem(options.fuse.mount_point)) return Error{*why};
-  StackOptions so;
-  so.scheduler = options.scheduler;
-  so.realtime = true;
-  so.realtime_options = options.realtime;
-  auto stack = Stack::open(options.image, so);
-  if (!stack) return Error{stack.error()};
-  if (auto why = serve_interface_problem(options.image, (*stack)->info())) {
-    (void)(*stack)->close(Stack::Save::kNo);
-    return Error{*why};
-  }
   auto served = std::unique_ptr<ServedImage>(new ServedImage());
   served->options_ = options;
-  served->stack_ = std::move(stack).value();
-  served->file_ = std::make_unique<BlockFile>(served->stack_->io());
+  if (options.pass_through) {
+    auto file = PassThroughFile::open(options.image);
+    if (!file) return Error{file.error()};
+    served->file_ = std::move(file).value();
+  } else {
+    StackOptions so;
+    so.scheduler = options.scheduler;
+    so.realtime = true;
+    so.realtime_options = options.realtime;
+    auto stack = Stack::open(options.image, so);
+    if (!stack) return Error{stack.error()};
+    if (auto why = serve_interface_problem(options.image, (*stack)->info())) {
+      (void)(*stack)->close(Stack::Save::kNo);
+      return Error{*why};
+    }
+    served->stack_ = std::move(stack).value();
+    served->notes_ = served->stack_->notes();
+    served->file_ = std::make_unique<BlockFile>(served->stack_->io());
+  }
   auto server = FuseServer::start(*served->file_, options.fuse);
   if (!server) {
-    (void)served->stack_->close();
-    served->closed_ = true;
+    (void)served->close();
     return Error{server.error()};
   }
   served->server_ = std::move(server).value();
@@ -51,9 +59,11 @@ nlohmann::ordered_json ServedImage::stats_json() const {
   out["image"] = options_.image;
   out["file"] = file_path_;
   out["size_bytes"] = file_->size_bytes();
+  out["pass_through"] = options_.pass_through;
+  out["served"] = file_counters_json(file_->counters());
+  out["served"]["fuse_requests"] = server_ != nullptr ? server_->requests() : fuse_requests_;
+  if (stack_ == nullptr) return out;
   out["scheduler"] = stack_->scheduler();
-  out["served"] = block_file_counters_json(file_->counters());
-  if (server_ != nullptr) out["served"]["fuse_requests"] = server_->requests();
   uint64_t now = stack_->clock().now_ns();
   stack_->inspect(
       [&](const ModeledDevice& device) { out["device"] = device_counters_json(device, now); });
@@ -69,9 +79,10 @@ Outcome ServedImage::close() {
   if (server_ != nullptr) {
     server_->stop();
     server_->wait();
+    fuse_requests_ = server_->requests();
   }
   server_.reset();
-  return stack_->close();
+  return stack_ != nullptr ? stack_->close() : Outcome{};
 }
 
 ServedImage::~ServedImage() { (void)close(); }

@@ -20,8 +20,8 @@
 #include <optional>
 #include <string>
 
-#include "serve/block_file.h"
 #include "serve/fuse_server.h"
+#include "serve/served_file.h"
 #include "stack/stack.h"
 #include "zonelab/result.h"
 
@@ -29,6 +29,9 @@ namespace zonelab::serve {
 
 struct ServeOptions {
   std::string image;
+  // `image` is a plain host file served as it is, without the model
+  // (serve/pass_through_file.h): no stack, no device counters.
+  bool pass_through = false;
   FuseOptions fuse;
   std::string scheduler;  // empty: the configuration's
   RealtimeOptions realtime;
@@ -48,9 +51,9 @@ class ServedImage {
   const ServeOptions& options() const { return options_; }
   const std::string& file_path() const { return file_path_; }
   uint64_t size_bytes() const { return file_->size_bytes(); }
-  Stack& stack() { return *stack_; }
   FuseServer& server() { return *server_; }
-  const std::vector<std::string>& notes() const { return stack_->notes(); }
+  // What opening the image had to tell (stack/stack.h).
+  const std::vector<std::string>& notes() const { return notes_; }
 
   // Everything it can tell: the requests served, the device's counters since
   // it opened, the real-time driver's pacing. Before and after close().
@@ -64,8 +67,10 @@ class ServedImage {
   ServeOptions options_;
   std::string file_path_;
   std::unique_ptr<Stack> stack_;
-  std::unique_ptr<BlockFile> file_;
+  std::vector<std::string> notes_;
+  std::unique_ptr<ServedFile> file_;
   std::unique_ptr<FuseServer> server_;
+  uint64_t fuse_requests_ = 0;  // at close()
   bool closed_ = false;
 };
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "common/units.h"
 #include "serve/served_image.h"
@@ -34,9 +35,15 @@ Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::st
     }
     o.realtime.time_scale = scale;
   }
-  // A served device waits for a guest most of the time: the device thread
-  // sleeps between events rather than spinning a core away from it.
-  o.realtime.spin_ns = 0;
+  // The device thread spins near events (a command is answered without
+  // waking it) or sleeps; auto: it spins where 4 or more processors leave
+  // the guest room, as kv's does.
+  if (flags.pacing != "auto" && flags.pacing != "spin" && flags.pacing != "sleep") {
+    return Error{fmt::format("--pacing {}: auto, spin or sleep", one_line(flags.pacing, 64))};
+  }
+  bool spin = flags.pacing == "spin" ||
+              (flags.pacing == "auto" && std::thread::hardware_concurrency() >= 4);
+  if (!spin) o.realtime.spin_ns = 0;
   o.scheduler = flags.scheduler;
   if (flags.threads) {
     if (*flags.threads == 0 || *flags.threads > serve::kFuseThreadsMax) {
@@ -64,6 +71,9 @@ void add_serve_flags(CLI::App* app, ServeFlags& f) {
   app->add_option("--scheduler", f.scheduler,
                   "host I/O scheduler in front of the device (default: the configuration's)")
       ->type_name("NAME");
+  app->add_option("--pacing", f.pacing,
+                  "device thread: auto (default: spin with 4 or more processors), spin or sleep")
+      ->type_name("MODE");
   add_count_option(app, "--threads", f.threads, "FUSE worker threads (default 4)")
       ->type_name("N");
   app->add_option("--stats", f.stats_path,
@@ -112,6 +122,7 @@ void print_serve_summary(std::FILE* out, const Json& stats, double seconds) {
       format_size(u(s, "write_bytes")), u(s, "partial_lbas"), u(s, "holes"),
       format_size(u(s, "hole_bytes")), u(s, "deallocated_lbas"), u(s, "flushes"),
       u(s, "errors"));
+  if (!stats.contains("device")) return;
   const Json& d = stats["device"];
   const Json& program = d["flash_program_bytes"];
   uint64_t flash = 0;
@@ -137,21 +148,28 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_option("MOUNTPOINT", o.mount_point, "an existing directory to mount on")->required();
   serve->add_option("--file", o.file_name, "the file's name in MOUNTPOINT (default disk)")
       ->type_name("NAME");
+  serve->add_flag("--pass-through", o.pass_through,
+                  "IMAGE is a plain host file, served as it is without the model (to measure "
+                  "what FUSE itself costs)");
   add_serve_flags(serve, o.flags);
 }
 
 int run_serve_command(const ServeCommandOptions& o) {
-  auto options = serve_options(o.flags, o.mount_point, o.file_name);
-  if (!options) return bad_input(options.error());
+  auto parsed = serve_options(o.flags, o.mount_point, o.file_name);
+  if (!parsed) return bad_input(parsed.error());
+  serve::ServeOptions options = *parsed;
+  options.pass_through = o.pass_through;
   // Before any thread starts: the signals wait for this thread.
   sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  auto served = serve::ServedImage::open(*options);
+  auto served = serve::ServedImage::open(options);
   if (!served) return bad_input(served.error());
   for (const std::string& n : (*served)->notes()) note(n);
-  note(fmt::format("serving {} ({}, block interface) as {}; SIGINT or SIGTERM stops, SIGUSR1 "
-                   "writes statistics",
-                   o.flags.image, format_size((*served)->size_bytes()), (*served)->file_path()));
+  note(fmt::format("serving {} ({}, {}) as {}; SIGINT or SIGTERM stops, SIGUSR1 writes "
+                   "statistics",
+                   o.flags.image, format_size((*served)->size_bytes()),
+                   o.pass_through ? "passed through, no model" : "block interface",
+                   (*served)->file_path()));
   auto start = std::chrono::steady_clock::now();
   bool lost = false;
   while (true) {

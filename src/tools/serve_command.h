@@ -23,6 +23,7 @@ struct ServeFlags {
   std::string timing = "modeled";
   std::optional<std::string> time_scale;
   std::string scheduler;
+  std::string pacing = "auto";
   std::optional<uint64_t> threads;
   std::string stats_path;
   bool json = false;
@@ -32,6 +33,7 @@ struct ServeCommandOptions {
   ServeFlags flags;
   std::string mount_point;
   std::string file_name = "disk";
+  bool pass_through = false;
 };
 
 struct VmCommandOptions {
