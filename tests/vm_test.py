@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""`zonelab vm` end to end: User-Mode Linux on a served block image.
+
+Each file system is made, mounted and used by a command inside the guest
+that writes into the output directory on the host; the file system's own
+check is clean afterwards, and the data is there in the next boot
+(--no-mkfs). A command failing inside gives its status; --discard on
+reaches the device as deallocations; bad input (an unknown file system, a
+ZNS image, no UML, no command, memory out of bounds, a failing mkfs) gets
+one line and the right exit code with the image left consistent.
+
+Everything runs in a private directory (TMPDIR too, where zonelab vm
+makes its own).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ZONELAB = None
+FAILURES = []
+
+
+def check(condition, message):
+    if not condition:
+        FAILURES.append(message)
+        print(f"FAIL: {message}", flush=True)
+    return condition
+
+
+def vm(env, image, *args, timeout=180):
+    return subprocess.run([ZONELAB, "vm", image, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def main():
+    global ZONELAB
+    ap = argparse.ArgumentParser()
+    ap.add_argument("zonelab")
+    ap.add_argument("--fs", default="ext4,xfs,f2fs,btrfs")
+    args = ap.parse_args()
+    ZONELAB = os.path.abspath(args.zonelab)
+    d = tempfile.mkdtemp(prefix="zonelab-vm-test.")
+    env = dict(os.environ, TMPDIR=d)
+    try:
+        image = os.path.join(d, "blk.img")
+        r = subprocess.run([ZONELAB, "create", image, "--preset", "small", "--set",
+                            "interface=block"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        out = os.path.join(d, "out")
+        for fs in args.fs.split(","):
+            # Make, mount, write through the kernel's file system, check.
+            discard = "on" if fs in ("ext4", "f2fs") else "off"
+            r = vm(env, image, "--fs", fs, "--discard", discard, "--out", out, "--fsck", "--json",
+                   "--", "sh", "-c",
+                   "head -c 3000000 /dev/urandom > /mnt/data && sync && "
+                   "sha256sum /mnt/data | cut -d' ' -f1 > \"$ZONELAB_OUT/sum.$(basename $0)\" && "
+                   "head -c 8000000 /dev/zero > /mnt/gone && sync && rm /mnt/gone && sync && "
+                   "echo \"$ZONELAB_FS\" > fs-was", fs)
+            ok = check(r.returncode == 0, f"{fs}: exit 0, got {r.returncode}: {r.stderr[-400:]}")
+            if ok:
+                j = json.loads(r.stdout.strip().splitlines()[-1])
+                check(j["command_status"] == 0 and j["fsck_status"] == 0,
+                      f"{fs}: command and fsck clean: {j.get('error')}")
+                check(j["fs"] == fs and j["served"]["writes"] > 0
+                      and j["device"]["host_write_bytes"] >= 3000000,
+                      f"{fs}: the guest's writes reached the device: {j['served']}")
+                if discard == "on":
+                    check(j["served"]["deallocated_lbas"] > 0,
+                          f"{fs}: -o discard trims what rm freed: {j['served']}")
+            check(open(os.path.join(out, "fs-was")).read().strip() == "/mnt",
+                  f"{fs}: the command ran in --out with ZONELAB_FS set")
+            # The next boot finds the data as written.
+            r = vm(env, image, "--fs", fs, "--no-mkfs", "--out", out, "--", "sh", "-c",
+                   "test \"$(sha256sum /mnt/data | cut -d' ' -f1)\" = \"$(cat sum.$(basename $0))\"",
+                   fs)
+            check(r.returncode == 0, f"{fs}: data intact in the next boot: {r.stderr[-300:]}")
+
+        # A command that fails inside: its status, one error line.
+        r = vm(env, image, "--fs", "ext4", "--out", out, "--", "sh", "-c", "exit 7")
+        check(r.returncode == 7 and "status 7" in r.stderr,
+              f"a failing command: exit 7, got {r.returncode}: {r.stderr[-300:]}")
+
+        def refused(extra_env, argv, code, needle, what):
+            e = dict(env, **extra_env)
+            r = vm(e, *argv)
+            lines = [l for l in r.stderr.strip().splitlines() if l.startswith("zonelab:")]
+            check(r.returncode == code, f"{what}: exit {code}, got {r.returncode}: {r.stderr}")
+            check(any(needle in l for l in lines), f"{what}: says '{needle}': {lines}")
+        zns = os.path.join(d, "zns.img")
+        subprocess.run([ZONELAB, "create", zns, "--preset", "small"], capture_output=True)
+        refused({}, [image, "--fs", "zfs", "--", "true"], 2, "--fs zfs", "an unknown fs")
+        refused({}, [zns, "--", "true"], 2, "zns device", "a ZNS image")
+        refused({"ZONELAB_UML": os.path.join(d, "no-uml")}, [image, "--", "true"], 2,
+                "User-Mode Linux is not installed", "no UML")
+        refused({}, [image], 2, "no command given", "no command")
+        refused({}, [image, "--memory", "1MiB", "--", "true"], 2, "--memory", "too little memory")
+        refused({}, [image, "--memory", "lots", "--", "true"], 2, "--memory", "memory not a size")
+        refused({}, [image, "--discard", "maybe", "--", "true"], 2, "--discard", "bad --discard")
+        refused({}, [image, "--fs", "xfs", "--mkfs-options", "-b size=3", "--", "true"], 2,
+                "mkfs.xfs failed", "a failing mkfs")
+        # The image is consistent after all of it, and nothing is left behind.
+        r = subprocess.run([ZONELAB, "info", image], capture_output=True, text=True)
+        check(r.returncode == 0, f"the image opens: {r.stderr}")
+        left = [n for n in os.listdir(d) if n.startswith("zonelab-vm.")]
+        check(not left, f"private directories removed: {left}")
+    finally:
+        with open("/proc/mounts") as f:
+            for line in f:
+                point = line.split()[1]
+                if point.startswith(d + "/"):
+                    subprocess.run(["umount", "-l", point], capture_output=True)
+        subprocess.run(["rm", "-rf", d])
+    if FAILURES:
+        print(f"{len(FAILURES)} failures", flush=True)
+        return 1
+    print("vm: all checks passed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
