@@ -227,3 +227,15 @@ for pacing in ("spin", "sleep"):
           f"device thread CPU {statistics.median(share[pacing]) * 100:.0f} % of a core")
 PY
 fi
+
+# 5. What `zonelab serve` adds to FUSE's own path: QD1 4 KiB reads and
+#    writes through the served model (timing off) and through a plain file
+#    passed through, in alternating rounds, with both device-thread pacings
+#    (docs/serve.md).
+if [ -e /dev/fuse ]; then
+  for pacing in sleep spin; do
+    echo "== zonelab serve vs pass-through FUSE (pacing $pacing) =="
+    python3 "$(dirname "$0")/../bench/serve_latency.py" "$build/zonelab" --pacing "$pacing" \
+      --rounds "$reps"
+  done
+fi
