@@ -82,9 +82,10 @@ std::optional<std::string> mount_point_problem(const std::string& path) {
 
 std::optional<std::string> fuse_problem() {
   if (access("/dev/fuse", R_OK | W_OK) != 0) {
-    return fmt::format("FUSE is not available here: /dev/fuse: {} (load the fuse module, or give "
-                       "the container the device)",
-                       std::strerror(errno));
+    return fmt::format(
+        "FUSE is not available here: /dev/fuse: {} (load the fuse module, or give "
+        "the container the device)",
+        std::strerror(errno));
   }
   if (geteuid() != 0 && !on_path("fusermount3")) {
     return std::string(
@@ -159,8 +160,7 @@ struct FuseOps {
     fuse_reply_attr(req, &st, kAttrTimeoutS);
   }
 
-  static void readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
-                      fuse_file_info*) {
+  static void readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info*) {
     if (ino != kRootIno) {
       fuse_reply_err(req, ENOTDIR);
       return;
@@ -172,8 +172,8 @@ struct FuseOps {
         {".", kRootIno}, {"..", kRootIno}, {s.options_.file_name.c_str(), kFileIno}};
     for (off_t i = offset; i < 3; ++i) {
       struct stat st = attributes(s, entries[i].second);
-      size_t need = fuse_add_direntry(req, buffer.data() + used, size - used, entries[i].first,
-                                      &st, i + 1);
+      size_t need =
+          fuse_add_direntry(req, buffer.data() + used, size - used, entries[i].first, &st, i + 1);
       if (need > size - used) break;
       used += need;
     }
@@ -253,14 +253,14 @@ struct FuseOps {
 };
 
 Result<std::unique_ptr<FuseServer>> FuseServer::start(ServedFile& file,
-                                                     const FuseOptions& options) {
+                                                      const FuseOptions& options) {
   if (options.threads == 0 || options.threads > kFuseThreadsMax) {
     return Error{fmt::format("{} worker threads: from 1 to {}", options.threads, kFuseThreadsMax)};
   }
   if (options.file_name.empty() || options.file_name == "." || options.file_name == ".." ||
       options.file_name.find('/') != std::string::npos || options.file_name.size() > 255) {
-    return Error{fmt::format("file name '{}': a name without '/', of 1 to 255 bytes",
-                             options.file_name)};
+    return Error{
+        fmt::format("file name '{}': a name without '/', of 1 to 255 bytes", options.file_name)};
   }
   if (auto why = fuse_problem()) return Error{*why};
   if (auto why = mount_point_problem(options.mount_point)) return Error{*why};

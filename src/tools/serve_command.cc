@@ -47,8 +47,8 @@ Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::st
   o.scheduler = flags.scheduler;
   if (flags.threads) {
     if (*flags.threads == 0 || *flags.threads > serve::kFuseThreadsMax) {
-      return Error{fmt::format("--threads {}: from 1 to {}", *flags.threads,
-                               serve::kFuseThreadsMax)};
+      return Error{
+          fmt::format("--threads {}: from 1 to {}", *flags.threads, serve::kFuseThreadsMax)};
     }
     o.fuse.threads = static_cast<uint32_t>(*flags.threads);
   }
@@ -74,8 +74,7 @@ void add_serve_flags(CLI::App* app, ServeFlags& f) {
   app->add_option("--pacing", f.pacing,
                   "device thread: auto (default: spin with 4 or more processors), spin or sleep")
       ->type_name("MODE");
-  add_count_option(app, "--threads", f.threads, "FUSE worker threads (default 4)")
-      ->type_name("N");
+  add_count_option(app, "--threads", f.threads, "FUSE worker threads (default 4)")->type_name("N");
   app->add_option("--stats", f.stats_path,
                   "write the statistics (JSON) here at the end and on SIGUSR1")
       ->type_name("PATH");
@@ -113,15 +112,14 @@ Outcome write_stats_file(const std::string& path, const Json& stats) {
 void print_serve_summary(std::FILE* out, const Json& stats, double seconds) {
   const Json& s = stats["served"];
   auto u = [](const Json& j, const char* key) { return j.value(key, uint64_t{0}); };
-  fmt::print(
-      out,
-      "served {} as {} for {:.1f} s: {} reads ({}), {} writes ({}), {} partial LBAs merged, "
-      "{} holes ({}, {} LBAs deallocated), {} flushes, {} errors\n",
-      stats.value("image", std::string()), stats.value("file", std::string()), seconds,
-      u(s, "reads"), format_size(u(s, "read_bytes")), u(s, "writes"),
-      format_size(u(s, "write_bytes")), u(s, "partial_lbas"), u(s, "holes"),
-      format_size(u(s, "hole_bytes")), u(s, "deallocated_lbas"), u(s, "flushes"),
-      u(s, "errors"));
+  fmt::print(out,
+             "served {} as {} for {:.1f} s: {} reads ({}), {} writes ({}), {} partial LBAs merged, "
+             "{} holes ({}, {} LBAs deallocated), {} flushes, {} errors\n",
+             stats.value("image", std::string()), stats.value("file", std::string()), seconds,
+             u(s, "reads"), format_size(u(s, "read_bytes")), u(s, "writes"),
+             format_size(u(s, "write_bytes")), u(s, "partial_lbas"), u(s, "holes"),
+             format_size(u(s, "hole_bytes")), u(s, "deallocated_lbas"), u(s, "flushes"),
+             u(s, "errors"));
   if (!stats.contains("device")) return;
   const Json& d = stats["device"];
   const Json& program = d["flash_program_bytes"];
@@ -165,11 +163,11 @@ int run_serve_command(const ServeCommandOptions& o) {
   auto served = serve::ServedImage::open(options);
   if (!served) return bad_input(served.error());
   for (const std::string& n : (*served)->notes()) note(n);
-  note(fmt::format("serving {} ({}, {}) as {}; SIGINT or SIGTERM stops, SIGUSR1 writes "
-                   "statistics",
-                   o.flags.image, format_size((*served)->size_bytes()),
-                   o.pass_through ? "passed through, no model" : "block interface",
-                   (*served)->file_path()));
+  note(fmt::format(
+      "serving {} ({}, {}) as {}; SIGINT or SIGTERM stops, SIGUSR1 writes "
+      "statistics",
+      o.flags.image, format_size((*served)->size_bytes()),
+      o.pass_through ? "passed through, no model" : "block interface", (*served)->file_path()));
   auto start = std::chrono::steady_clock::now();
   bool lost = false;
   while (true) {
@@ -178,9 +176,9 @@ int run_serve_command(const ServeCommandOptions& o) {
     if (got == SIGUSR1) {
       Json stats = (*served)->stats_json();
       if (o.flags.stats_path.empty()) {
-        print_serve_summary(stdout, stats, std::chrono::duration<double>(
-                                       std::chrono::steady_clock::now() - start)
-                                       .count());
+        print_serve_summary(
+            stdout, stats,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         std::fflush(stdout);
       } else if (Outcome w = write_stats_file(o.flags.stats_path, stats); !w) {
         note(w.error());
@@ -193,8 +191,7 @@ int run_serve_command(const ServeCommandOptions& o) {
       break;
     }
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (lost) note(fmt::format("{} was unmounted from outside; stopping", o.mount_point));
   Outcome closed = (*served)->close();
   Json stats = (*served)->stats_json();

@@ -5,12 +5,12 @@
 // mounted on it, COMMAND run inside (tools/vm_command.cc).
 #pragma once
 
+#include <signal.h>
+
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <signal.h>
 
 #include "serve/served_image.h"
 #include "tools/cli.h"

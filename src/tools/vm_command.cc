@@ -126,8 +126,8 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
   }
   p.uml = *uml;
   if (!o.no_mkfs && !find_program(p.fs->mkfs)) {
-    return Error{fmt::format("{} is not installed (Debian: apt-get install {})", p.fs->mkfs,
-                             p.fs->package)};
+    return Error{
+        fmt::format("{} is not installed (Debian: apt-get install {})", p.fs->mkfs, p.fs->package)};
   }
   if (*p.fs->module != 0 && !fsys::is_directory(kUmlModules)) {
     return Error{fmt::format("{} is a module in User-Mode Linux and {} is missing", p.fs->name,
@@ -137,8 +137,8 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
   fsys::path out = o.out.empty() ? fsys::current_path(ec) : fsys::path(o.out);
   fsys::create_directories(out, ec);
   if (!fsys::is_directory(out)) {
-    return Error{fmt::format("--out {}: not a directory{}", out.string(),
-                             ec ? ": " + ec.message() : "")};
+    return Error{
+        fmt::format("--out {}: not a directory{}", out.string(), ec ? ": " + ec.message() : "")};
   }
   p.out = fsys::absolute(out, ec).lexically_normal().string();
   while (p.out.size() > 1 && p.out.back() == '/') p.out.pop_back();
@@ -227,7 +227,8 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool 
   args.push_back(nullptr);
   // UML keeps its memory in a file under TMPDIR, and warns unless that is
   // a tmpfs: /dev/shm where there is one, else our private directory.
-  std::string tmpdir = "TMPDIR=" + (access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm") : state);
+  std::string tmpdir =
+      "TMPDIR=" + (access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm") : state);
   pid_t pid = fork();
   if (pid != 0) return pid;
   // The guest goes when we go, however we go (kill -9 too).
@@ -333,8 +334,7 @@ int run_vm_command(const VmCommandOptions& o) {
       kill(pid, SIGKILL);
     }
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Outcome closed = (*served)->close();
   Json stats = (*served)->stats_json();
   if (Outcome w = write_stats_file(o.flags.stats_path, stats); !w) note(w.error());
