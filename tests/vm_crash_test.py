@@ -6,22 +6,27 @@ system must check clean with its own tool, and every file whose fsync had
 returned must read back with the data it was written with.
 
 Per file system: one image, made with `zonelab create --set
-interface=block` and a first `zonelab vm --fs FS -- true` (mkfs). Then the
+interface=block` and a first `zonelab vm --fs FS -- mkdir /mnt/crash`
+(mkfs). Then the
 iterations, alternating the file systems, each `zonelab vm IMG --no-mkfs`
-running a writer in the guest: files /mnt/fITER_I of random sizes (from a
+running a writer in the guest: files /mnt/crash/fITER_I of random sizes (a
 few bytes to 2 MiB, most not a multiple of 4096) from /dev/urandom, each
 fsync'd (with its directory), its sha256 appended to OUT/acked (a host file
 through hostfs) only after the fsync returned; now and then an older file
 (of this or an earlier iteration) removed, its removal logged in acked
-("RM PATH" before the rm, "DEL PATH" after rm + fsync of /mnt), so the
-file system frees blocks. Each iteration ends one of three ways:
+("RM PATH" before the rm, "DEL PATH" after rm + fsync of the directory),
+so the file system frees blocks. Each iteration ends one of three ways:
   session: SIGKILL to the whole session at a random instant (zonelab vm
            and, through PR_SET_PDEATHSIG, the guest): the FUSE mount of the
            killed server is left stale and is unmounted here;
-  guest:   SIGKILL to the guest only (the linux.uml whose parent is zonelab
-           vm): zonelab vm must notice, close the image and exit 1 on its
+  guest:   SIGKILL to the guest's kernel only (the main linux.uml, init of
+           the guest's PID namespace, child of the keeper process zonelab vm
+           forks): zonelab vm must notice, close the image and exit 1 on its
            own ("the guest was killed"), removing its private directory;
   clean:   no kill, a short writer that ends: exit 0.
+However zonelab vm ended, no process of its guest may outlive it (10 s
+grace): UML's helpers and its user processes are host processes, and a
+user process whose UML kernel is gone goes on running on the host.
 After each: `zonelab info IMG` must open the image, and `zonelab vm IMG
 --no-mkfs --fsck -- sh -c VERIFY` must exit 0: the mount recovers the file
 system, VERIFY checks the sha256 of every acknowledged file not removed
@@ -56,18 +61,19 @@ RUN_TIMEOUT_S = 240
 WRITER = r'''
 set -u
 A="$ZONELAB_OUT/acked"
+D=/mnt/crash
 while read op p n; do
   case "$op" in
   w)
     head -c "$n" /dev/urandom > "$p" || { echo "writer: writing $p failed"; exit 10; }
-    sync "$p" /mnt || { echo "writer: fsync $p failed"; exit 11; }
+    sync "$p" "$D" || { echo "writer: fsync $p failed"; exit 11; }
     s=$(sha256sum "$p") || exit 12
     echo "$s" >> "$A" || exit 13
     ;;
   d)
     echo "RM $p" >> "$A" || exit 13
     rm -f "$p" || { echo "writer: rm $p failed"; exit 14; }
-    sync /mnt || exit 15
+    sync "$D" || exit 15
     echo "DEL $p" >> "$A" || exit 13
     ;;
   esac
@@ -92,11 +98,15 @@ while read sha p; do
     bad=1
   fi
 done < "$ZONELAB_OUT/expect"
-echo "verify: $n acknowledged files checked, $(ls /mnt | wc -l) names in /mnt, bad=$bad"
+echo "verify: $n acknowledged files checked, $(ls /mnt/crash | wc -l) files in /mnt/crash, bad=$bad"
 exit $bad
 '''
 
-ACK_RE = re.compile(r"^([0-9a-f]{64})  (/mnt/\S+)$")
+# The files live in a directory of the guest's file system that the host
+# does not have, so that a guest process which went on running on the host
+# (see guest_processes) cannot write anything there.
+DIR = "/mnt/crash"
+ACK_RE = re.compile(r"^([0-9a-f]{64})  (/mnt/crash/\S+)$")
 
 
 class Failure(Exception):
@@ -260,7 +270,7 @@ class Test:
         if r.returncode != 0:
             raise Failure(f"zonelab create: exit {r.returncode}: {r.stderr.strip()}")
         log = os.path.join(self.work, f"mkfs-{fs}.log")
-        r = self.run("vm", img.path, "--fs", fs, "--out", img.out, "--", "true", log=log)
+        r = self.run("vm", img.path, "--fs", fs, "--out", img.out, "--", "mkdir", DIR, log=log)
         if r.returncode != 0:
             raise Failure(f"mkfs {fs}: zonelab vm exit {r.returncode}\n{tail(log)}")
         return img
@@ -281,7 +291,7 @@ class Test:
         mine = []
         lines = []
         for i in range(1, writes + 1):
-            path = f"/mnt/f{iteration}_{i}"
+            path = f"{DIR}/f{iteration}_{i}"
             n = self.size()
             img.sizes[path] = n
             lines.append(f"w {path} {n}")
@@ -298,32 +308,42 @@ class Test:
             f.write("\n".join(lines) + "\n")
 
     def kill_guest(self, proc):
-        """SIGKILL to the main linux.uml, the one whose parent is zonelab vm."""
+        """SIGKILL to the main linux.uml: the child of zonelab vm's keeper."""
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            guests = children_named(proc.pid, "linux.uml")
+            guests = [g for keeper in children_named(proc.pid, "zonelab")
+                      for g in children_named(keeper, "linux.uml")]
             if guests:
                 os.kill(guests[0], signal.SIGKILL)
                 return guests[0]
             if proc.poll() is not None:
                 return None
             time.sleep(0.05)
-        raise Failure(f"no linux.uml child of zonelab vm (pid {proc.pid}) to kill")
+        raise Failure(f"no linux.uml under zonelab vm (pid {proc.pid}) to kill")
 
-    def wait_guests_gone(self, what):
+    def guests_left(self):
+        """The guest's processes still running 10 s after zonelab vm ended
+        (killed here, each by its pid), as text; empty when none."""
         deadline = time.monotonic() + 10
         while True:
             left = guests_of(self.work)
-            if not left:
-                return
-            if time.monotonic() > deadline:
-                for pid in left:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                raise Failure(f"{what}: linux.uml processes {left} still running 10 s later")
+            if not left or time.monotonic() > deadline:
+                break
             time.sleep(0.1)
+        text = []
+        for pid in left:
+            st = read_stat(pid)
+            try:
+                with open(f"/proc/{pid}/wchan") as f:
+                    wchan = f.read().strip()
+            except OSError:
+                wchan = "?"
+            text.append(f"pid {pid} (parent {st[1] if st else '?'}, waiting in {wchan})")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return ", ".join(text)
 
     def iteration(self, img, kind):
         n = self.iterations + 1
@@ -386,12 +406,15 @@ class Test:
                         fail(f"zonelab vm did not exit within {GUEST_KILL_EXIT_S:.0f} s after "
                              f"its guest (pid {victim}) was killed")
                     note = f", zonelab vm exit {code} {time.monotonic() - killed_at:.1f} s after"
-                    if code != 1:
-                        fail(f"zonelab vm exit {code} after its guest was killed, want 1")
             self.procs.remove(proc)
+        left = self.guests_left()
+        if left:
+            fail(f"linux.uml processes of the guest still running 10 s after zonelab vm "
+                 f"ended: {left}")
+        if kind == "guest" and proc.returncode != 1:
+            fail(f"zonelab vm exit {proc.returncode} after its guest was killed, want 1")
         if kind == "guest" and "the guest was killed" not in tail(err, 1000):
             fail("zonelab vm's stderr does not say \"the guest was killed\"")
-        self.wait_guests_gone(what)
         # A killed server leaves its FUSE mount stale; zonelab vm itself
         # must leave nothing behind.
         new_dirs = [d for d in self.vm_dirs() if d not in before_dirs]

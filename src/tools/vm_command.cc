@@ -9,6 +9,7 @@
 // gone, whichever way it went.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -159,8 +160,12 @@ std::string init_script(const VmCommandOptions& o, const Plan& p, const std::str
   s += "#!/bin/sh\n# zonelab vm: the guest's first process\n";
   s += "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n";
   s += fmt::format("STATE={}\nOUT={}\n", quote(state), quote(p.out));
-  s += "off() { sync; echo o > /proc/sysrq-trigger; sleep 30; }\n";
-  s += "failed() { echo \"$1 $2\" > \"$STATE/failed\"; off; }\n";
+  // Belt and braces beside the PID namespace: nothing below runs anywhere
+  // but inside the guest's kernel (a process that outlived it would be on
+  // the host, where powering off is the last thing to do).
+  s += "in_guest() { grep -q 'User Mode Linux' /proc/cpuinfo 2>/dev/null; }\n";
+  s += "off() { sync; in_guest && echo o > /proc/sysrq-trigger; sleep 30; }\n";
+  s += "failed() { in_guest || exit 1; echo \"$1 $2\" > \"$STATE/failed\"; off; }\n";
   s += "mount -t proc proc /proc\nmount -t sysfs sysfs /sys\n";
   s += "mount -t tmpfs -o mode=1777 tmpfs /run || failed boot $?\n";
   s += "mount -t hostfs -o \"rw,$STATE\" hostfs \"$STATE\" || failed boot $?\n";
@@ -177,7 +182,7 @@ std::string init_script(const VmCommandOptions& o, const Plan& p, const std::str
                    quote(mount_options));
   s += "echo up > \"$STATE/up\"\n";
   s += "cd \"$OUT\"\nexport ZONELAB_FS=/mnt ZONELAB_OUT=\"$OUT\"\n";
-  s += command + "\necho $? > \"$STATE/command\"\ncd /\n";
+  s += command + "\ncode=$?\nin_guest || exit 1\necho $code > \"$STATE/command\"\ncd /\n";
   s += "umount /mnt || failed umount $?\n";
   if (o.fsck) s += fmt::format("{} /dev/ubda; echo $? > \"$STATE/fsck\"\n", fs.check);
   s += "off\n";
@@ -220,7 +225,18 @@ std::string read_line(const std::string& path) {
   return line;
 }
 
-// Boots UML; its pid, or -1. The child takes the signals we block back.
+// Boots UML; the pid of the process that waits for it, or -1.
+//
+// UML runs every process of the guest as a host process of its own, which
+// the kernel's main process traces; were the main process to die alone,
+// those would run on as host processes, with the host's files and the
+// rights of the user. So the guest gets a PID namespace of its own (where
+// the system allows one: as root, or through a user namespace), with
+// UML's main process as its init: when it dies, for any reason, the host
+// kernel kills everything in the namespace before its death is reported.
+// A keeper process between us and UML makes the namespace; both die with
+// their parent (PR_SET_PDEATHSIG), so kill -9 of zonelab takes the guest
+// down too. The keeper ends as UML ended (its status, or the same signal).
 pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool json) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -229,17 +245,33 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool 
   // a tmpfs: /dev/shm where there is one, else our private directory.
   std::string tmpdir =
       "TMPDIR=" + (access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm") : state);
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  // The guest goes when we go, however we go (kill -9 too).
+  pid_t keeper = fork();
+  if (keeper != 0) return keeper;
+  // From here to exec: only calls that are safe after fork in a threaded
+  // process.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
-  putenv(tmpdir.data());
-  if (json) dup2(STDERR_FILENO, STDOUT_FILENO);
-  execv(args[0], args.data());
-  _exit(127);
+  if (unshare(CLONE_NEWPID) != 0) (void)unshare(CLONE_NEWUSER | CLONE_NEWPID);
+  pid_t uml = fork();
+  if (uml < 0) _exit(127);
+  if (uml == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    putenv(tmpdir.data());
+    if (json) dup2(STDERR_FILENO, STDOUT_FILENO);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(uml, &status, 0) < 0) {
+    if (errno != EINTR) _exit(127);
+  }
+  if (WIFSIGNALED(status)) {
+    signal(WTERMSIG(status), SIG_DFL);
+    kill(getpid(), WTERMSIG(status));
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
 }  // namespace
