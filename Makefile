@@ -83,6 +83,7 @@ experiments: build plot-deps
 	$(BUILD)/zonelab experiment run confzns --out experiments/confzns/results
 	$(BUILD)/zonelab experiment run rocksdb-zenfsplus --out experiments/rocksdb-zenfsplus/results
 	$(BUILD)/zonelab experiment run flexzns-rocksdb --out experiments/flexzns-rocksdb/results
+	$(BUILD)/zonelab experiment run rocksdb-fs-vs-zenfs --out experiments/rocksdb-fs-vs-zenfs/results
 	$(MAKE) experiments-quick
 	$(PYTHON) scripts/evidence-summary.py --write docs/experiments.md
 

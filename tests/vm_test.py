@@ -42,6 +42,9 @@ def main():
     ap.add_argument("--fs", default="ext4,xfs,f2fs,btrfs")
     args = ap.parse_args()
     ZONELAB = os.path.abspath(args.zonelab)
+    if not os.path.exists("/dev/fuse"):
+        print("skip: no /dev/fuse (FUSE is not available here)")
+        return 77
     d = tempfile.mkdtemp(prefix="zonelab-vm-test.")
     env = dict(os.environ, TMPDIR=d)
     try:

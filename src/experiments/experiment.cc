@@ -30,10 +30,15 @@ Result<Config> preset_with(std::string_view preset, const std::vector<std::strin
 
 std::span<const ExperimentSet> experiment_sets() {
   static const ExperimentSet kSets[] = {
-      confznspp_experiments(),       block_tax_experiments(),
-      zinc_softfinish_experiments(), rocksdb_zns_vs_block_experiments(),
-      flexzns_experiments(),         zn540_experiments(),
-      confzns_experiments(),         rocksdb_zenfsplus_experiments(),
+      confznspp_experiments(),
+      block_tax_experiments(),
+      zinc_softfinish_experiments(),
+      rocksdb_zns_vs_block_experiments(),
+      rocksdb_fs_vs_zenfs_experiments(),
+      flexzns_experiments(),
+      zn540_experiments(),
+      confzns_experiments(),
+      rocksdb_zenfsplus_experiments(),
       flexzns_rocksdb_experiments(),
   };
   return kSets;

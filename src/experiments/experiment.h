@@ -154,6 +154,9 @@ ExperimentSet rocksdb_zns_vs_block_experiments();
 // ZenFS+ against ZenFS under real RocksDB on seed 004's small-zone drive
 // (real time too).
 ExperimentSet rocksdb_zenfsplus_experiments();
+// RocksDB on XFS and f2fs in User-Mode Linux on the block SSD against the
+// zoned file system on ZNS (real time, real kernels).
+ExperimentSet rocksdb_fs_vs_zenfs_experiments();
 // FlexZNS zone formats and their parity, from the layout plan.
 ExperimentSet flexzns_experiments();
 // FlexZNS under real RocksDB: zone sizes, mixed formats, the open-block

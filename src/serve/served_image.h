@@ -51,6 +51,8 @@ class ServedImage {
   const ServeOptions& options() const { return options_; }
   const std::string& file_path() const { return file_path_; }
   uint64_t size_bytes() const { return file_->size_bytes(); }
+  // The device's LBA size (a passed-through file's block size).
+  uint64_t block_bytes() const { return file_->block_bytes(); }
   FuseServer& server() { return *server_; }
   // What opening the image had to tell (stack/stack.h).
   const std::vector<std::string>& notes() const { return notes_; }

@@ -33,23 +33,27 @@ namespace {
 namespace fsys = std::filesystem;
 
 // What each file system needs: its mkfs, the flags that make mkfs quiet and
-// unconditional, the flag that stops it trimming the device, its read-only
-// check, and the module a UML kernel has to load first.
+// unconditional, the flag that stops it trimming the device, the option
+// that sets its smallest write unit (sector or block) and the mkfs option
+// letter it goes by, its read-only check, and the module a UML kernel has
+// to load first.
 struct FsKind {
   const char* name;
   const char* mkfs;
   const char* mkfs_flags;
   const char* mkfs_nodiscard;
+  const char* unit_option;  // "{}" is the device's LBA size in bytes
+  const char* unit_letter;
   const char* check;
   const char* module;
   const char* package;
 };
 
 constexpr std::array<FsKind, 4> kFsKinds = {{
-    {"ext4", "mkfs.ext4", "-F -q", "-E nodiscard", "e2fsck -fn", "", "e2fsprogs"},
-    {"xfs", "mkfs.xfs", "-f -q", "-K", "xfs_repair -n", "", "xfsprogs"},
-    {"f2fs", "mkfs.f2fs", "-f -q", "-t 0", "fsck.f2fs --dry-run", "f2fs", "f2fs-tools"},
-    {"btrfs", "mkfs.btrfs", "-f -q", "-K", "btrfs check --readonly", "", "btrfs-progs"},
+    {"ext4", "mkfs.ext4", "-F -q", "-E nodiscard", "-b {}", "-b", "e2fsck -fn", "", "e2fsprogs"},
+    {"xfs", "mkfs.xfs", "-f -q", "-K", "-s size={}", "-s", "xfs_repair -n", "", "xfsprogs"},
+    {"f2fs", "mkfs.f2fs", "-f -q", "-t 0", "", "", "fsck.f2fs --dry-run", "f2fs", "f2fs-tools"},
+    {"btrfs", "mkfs.btrfs", "-f -q", "-K", "", "", "btrfs check --readonly", "", "btrfs-progs"},
 }};
 
 constexpr uint64_t kMemoryMinBytes = 64ull << 20;
@@ -147,10 +151,24 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
 }
 
 // The guest's first process.
-std::string init_script(const VmCommandOptions& o, const Plan& p, const std::string& state) {
+// The guest's disk says its sectors are 512 bytes (UML's driver has no
+// other size); the device's LBAs are larger, so mkfs is told the device's
+// unit, as a kernel would tell it of an NVMe namespace formatted so -- else
+// every 512-byte write of a journal becomes a read, merge and write of an
+// LBA. Unless the options given set it themselves.
+std::string unit_flag(const FsKind& fs, const std::string& options, uint64_t lba_bytes) {
+  if (*fs.unit_option == 0 || lba_bytes <= 512) return "";
+  std::string words = " " + options + " ";
+  if (words.find(std::string(" ") + fs.unit_letter + " ") != std::string::npos) return "";
+  return " " + fmt::format(fmt::runtime(fs.unit_option), lba_bytes);
+}
+
+std::string init_script(const VmCommandOptions& o, const Plan& p, const std::string& state,
+                        uint64_t lba_bytes) {
   const FsKind& fs = *p.fs;
-  std::string mkfs = fmt::format("{} {}{}{} /dev/ubda", fs.mkfs, fs.mkfs_flags,
+  std::string mkfs = fmt::format("{} {}{}{}{} /dev/ubda", fs.mkfs, fs.mkfs_flags,
                                  o.discard == "off" ? std::string(" ") + fs.mkfs_nodiscard : "",
+                                 unit_flag(fs, o.mkfs_options, lba_bytes),
                                  o.mkfs_options.empty() ? "" : " " + o.mkfs_options);
   std::string mount_options = o.discard == "on" ? "discard" : "nodiscard";
   if (!o.mount_options.empty()) mount_options += "," + o.mount_options;
@@ -327,7 +345,7 @@ int run_vm_command(const VmCommandOptions& o) {
   std::string init = *state + "/init.sh";
   {
     std::ofstream script(init);
-    script << init_script(o, *plan, *state);
+    script << init_script(o, *plan, *state, (*served)->block_bytes());
   }
   chmod(init.c_str(), 0755);
   std::vector<std::string> argv = {
