@@ -8,15 +8,18 @@
 // docs/serve.md). The ZNS side is the same stock db_bench, natively, on
 // `zonelab://` through the plugin (libzonelab_rocksdb.so preloaded): the
 // zoned file system in ZenFS's place. Both run the same db_bench flags;
-// the block side adds direct I/O for flushes, compactions and reads (as
-// ZenFS does for SSTs), so neither keeps data in a page cache. Each phase
+// the block side adds direct reads, so that neither side reads from a page
+// cache (its writes go through the guest's page cache, RocksDB's default:
+// direct writes would be aligned to the 512-byte sectors UML's disk
+// claims, and the server would merge the 4 KiB LBAs they cut). Each phase
 // is a process of its own (a boot of the guest, a run of db_bench), so the
 // device's counters are the phase's.
 //
 // Scaling (docs/experiments.md, "rocksdb-fs-vs-zenfs"): the flash is the
-// zn540 preset's dies with the emulator front end (front_end.h) and 64 KiB
-// blocks, 128 a plane: 512 MiB, which at 28 % OP shows 400 MiB to the host
-// (XFS needs at least 300 MB). The dataset is 20-byte keys and 800-byte
+// zn540 preset's timings with the emulator front end (front_end.h), 2
+// channels of 2 dies of 2 planes, 1 MiB blocks, 64 a plane: 512 MiB, which
+// at 28 % OP shows 400 MiB to the host (XFS needs at least 300 MB); a zone
+// is 16 MiB on both dies of a channel pair. The dataset is 20-byte keys and 800-byte
 // values that compress to half (the paper's), 250,000 of them: about a
 // quarter of the host capacity once stored, which RocksDB's WAL, flushes
 // and compactions write over more than once in each phase, so that the
@@ -107,7 +110,7 @@ Scale scale_of(const RunOptions& o) {
     return {
         128, 40'000, 3.0, 1.0, {{"XFS, 28% OP", "xfs", "28%", 1}, {"ZNS, zoned fs", "", "", 1}}};
   }
-  return {128,
+  return {64,
           250'000,
           20.0,
           5.0,
@@ -124,7 +127,11 @@ constexpr const char* kGuestMemory = "384MiB";
 
 std::vector<std::string> device_overrides(uint32_t blocks_per_plane, const Setup& s) {
   std::vector<std::string> o = {"store.backing=file",
-                                "flash.pages_per_block=4",
+                                "flash.channels=2",
+                                "flash.dies_per_channel=2",
+                                "zns.channels_per_zone=2",
+                                "zns.dies_per_zone=2",
+                                "flash.pages_per_block=64",
                                 fmt::format("flash.blocks_per_plane={}", blocks_per_plane),
                                 "zns.zone_capacity=16MiB",
                                 "zns.zone_size=16MiB",
@@ -324,23 +331,32 @@ Result<Drive> make_drive(const Scale& scale, const Setup& setup, bool aged,
   if (!config) return Error{config.error()};
   auto created = Stack::create_image(d.image, *config, true);
   if (!created) return Error{created.error()};
-  if (aged) {
-    // seed 004: the block SSD written several times its capacity at
-    // random; the ZNS SSD its zones written through and reset as often.
-    options.report(fmt::format("rocksdb-fs-vs-zenfs: {}: aging ({:g} capacities)", setup.name,
-                               scale.aging_passes));
-    std::string size = fmt::format("{}%", static_cast<int>(scale.aging_passes * 100));
+  {
+    // Every drive is preconditioned, as seed 000's fillrandom "fills drive
+    // capacity several times" before the measured runs: written once over,
+    // in order, so that the block SSD holds no flash it was never told of
+    // (a file system that does not discard never tells it otherwise). An
+    // aged drive (seed 004) is written several times its capacity instead:
+    // the block SSD at random, the ZNS SSD's zones in random order (reset
+    // as they fill). mkfs then resets every zone of the ZNS SSD.
+    double passes = aged ? scale.aging_passes : 1.0;
+    options.report(fmt::format("rocksdb-fs-vs-zenfs: {}: {} ({:g} capacities written)", setup.name,
+                               aged ? "aging" : "preconditioning", passes));
+    std::string size = fmt::format("{}%", static_cast<int>(passes * 100));
     std::vector<std::string> argv = {self_path(), "bench",     d.image, "--quiet",        "--size",
                                      size,        "--iodepth", "32",    "--no-wall-clock"};
     if (setup.fs.empty()) {
-      argv.insert(argv.end(), {"--rw", "write", "--bs", "64KiB", "--zone_order", "random"});
-    } else {
+      argv.insert(argv.end(), {"--rw", "write", "--bs", "64KiB", "--zone_order",
+                               aged ? "random" : "sequential"});
+    } else if (aged) {
       argv.insert(argv.end(), {"--rw", "randwrite", "--bs", "16KiB"});
+    } else {
+      argv.insert(argv.end(), {"--rw", "write", "--bs", "1MiB"});
     }
     auto ran = run_process(argv, {}, (d.dir / "age.out").string(), (d.dir / "age.err").string());
     if (!ran) return Error{ran.error()};
     if (ran->status != 0) {
-      return Error{fmt::format("{}: aging: {}", setup.name,
+      return Error{fmt::format("{}: preconditioning: {}", setup.name,
                                last_lines(read_text((d.dir / "age.err").string()), 2))};
     }
   }
@@ -390,9 +406,11 @@ Result<Phase> run_phase(const Scale& scale, Drive& d, const PhaseSpec& p,
     if (s.is_discarded()) return Error{fmt::format("{}: no statistics in {}", d.setup.name, stats)};
     take_device(phase, s["device"]);
   } else {
-    std::string command =
-        "db_bench --db=/mnt/db --use_direct_io_for_flush_and_compaction=1 "
-        "--use_direct_reads=1";
+    // Reads bypass the guest's page cache, as the ZNS side's do; writes go
+    // through it (RocksDB's default): UML's disk says its sectors are 512
+    // bytes, so RocksDB's direct writes would be aligned to 512 and the
+    // server would merge the 4 KiB LBAs they cut (docs/serve.md).
+    std::string command = "db_bench --db=/mnt/db --use_direct_reads=1";
     for (const std::string& f : flags) command += " " + f;
     command += " > db_bench.txt 2>&1";
     std::vector<std::string> argv = {self_path(),
@@ -585,8 +603,8 @@ Json parameters(const RunOptions& options) {
   p["guest_memory"] = kGuestMemory;
   p["aging_capacities_written"] = scale.aging_passes;
   p["block_side"] =
-      "stock db_bench in User-Mode Linux (zonelab vm), direct I/O for flush, compaction and "
-      "reads; mkfs told the LBA size (XFS -s size=4096, zonelab vm's default), mkfs and "
+      "stock db_bench in User-Mode Linux (zonelab vm), direct reads, buffered writes; mkfs told "
+      "the LBA size (XFS -s size=4096, zonelab vm's default), mkfs and "
       "mount without discard";
   p["zns_side"] = "stock db_bench natively with libzonelab_rocksdb.so preloaded (--fs_uri)";
   return p;
