@@ -82,10 +82,16 @@ std::optional<std::string> mount_point_problem(const std::string& path) {
 
 std::optional<std::string> fuse_problem() {
   if (access("/dev/fuse", R_OK | W_OK) != 0) {
+    int error = errno;
+    if (error == EACCES || error == EPERM) {
+      return std::string(
+          "FUSE is not usable by this user: /dev/fuse: permission denied (run as root, or make "
+          "the device usable by all as Debian's udev does: chmod 0666 /dev/fuse)");
+    }
     return fmt::format(
-        "FUSE is not available here: /dev/fuse: {} (load the fuse module, or give "
-        "the container the device)",
-        std::strerror(errno));
+        "FUSE is not available here: /dev/fuse: {} (load the fuse module, or give the container "
+        "the device)",
+        std::strerror(error));
   }
   if (geteuid() != 0 && !on_path("fusermount3")) {
     return std::string(

@@ -243,6 +243,9 @@ std::string read_line(const std::string& path) {
   return line;
 }
 
+// The keeper's exit status when it cannot make the guest's PID namespace.
+constexpr int kNoNamespaceExit = 126;
+
 // Boots UML; the pid of the process that waits for it, or -1.
 //
 // UML runs every process of the guest as a host process of its own, which
@@ -263,6 +266,11 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool 
   // a tmpfs: /dev/shm where there is one, else our private directory.
   std::string tmpdir =
       "TMPDIR=" + (access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm") : state);
+  // Without privileges the namespace comes with a user namespace, in which
+  // the user is itself (its maps are written by the keeper, after fork,
+  // from these strings made before it).
+  const std::string uid_map = fmt::format("{0} {0} 1\n", getuid());
+  const std::string gid_map = fmt::format("{0} {0} 1\n", getgid());
   pid_t keeper = fork();
   if (keeper != 0) return keeper;
   // From here to exec: only calls that are safe after fork in a threaded
@@ -271,7 +279,20 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool 
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
-  if (unshare(CLONE_NEWPID) != 0) (void)unshare(CLONE_NEWUSER | CLONE_NEWPID);
+  if (unshare(CLONE_NEWPID) != 0) {
+    if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) _exit(kNoNamespaceExit);
+    auto put = [](const char* path, const char* text, size_t length) {
+      int fd = open(path, O_WRONLY | O_CLOEXEC);
+      bool ok = fd >= 0 && write(fd, text, length) == static_cast<ssize_t>(length);
+      if (fd >= 0) close(fd);
+      return ok;
+    };
+    if (!put("/proc/self/setgroups", "deny", 4) ||
+        !put("/proc/self/uid_map", uid_map.data(), uid_map.size()) ||
+        !put("/proc/self/gid_map", gid_map.data(), gid_map.size())) {
+      _exit(kNoNamespaceExit);
+    }
+  }
   pid_t uml = fork();
   if (uml < 0) _exit(127);
   if (uml == 0) {
@@ -402,6 +423,12 @@ int run_vm_command(const VmCommandOptions& o) {
   if (pid < 0) {
     problem = fmt::format("cannot start {}: {}", plan->uml, std::strerror(errno));
     code = kExitInternal;
+  } else if (!command && failed.empty() && WIFEXITED(wait_status) &&
+             WEXITSTATUS(wait_status) == kNoNamespaceExit) {
+    problem =
+        "cannot give the guest a PID namespace of its own (as root, or through a user namespace): "
+        "without one, a guest whose kernel dies would leave its processes running on the host";
+    code = kExitBadInput;
   } else if (interrupted) {
     problem = "interrupted: the guest was stopped";
     code = kExitInternal;
