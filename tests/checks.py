@@ -6,6 +6,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -98,3 +99,37 @@ def check_quick_set(checks, zonelab, name, members, out, budget_s):
                 and c.get("paper") is not None and c["measured"] == c["paper"]]
         checks.check(f"{m}: no measured number is the paper's", not same, str(same))
     return True
+
+
+# Mounts: what a test leaves mounted (a FUSE mount of a killed server) is
+# found and unmounted before its directory goes.
+def unescape_mount(path):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), path)
+
+
+def mounts_under(root):
+    found = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) < 2:
+                continue
+            point = unescape_mount(fields[1])
+            if point == root or point.startswith(root + "/"):
+                found.append(point)
+    # Deepest first.
+    return sorted(found, key=len, reverse=True)
+
+
+def unmount_all(root):
+    """Unmounts every mount under root; the mount points it unmounted."""
+    done = []
+    for point in mounts_under(root):
+        r = subprocess.run(["fusermount3", "-u", "-z", point], capture_output=True, text=True)
+        if r.returncode != 0:
+            r = subprocess.run(["umount", "-l", point], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"warning: cannot unmount {point}: {r.stderr.strip()}", file=sys.stderr)
+        else:
+            done.append(point)
+    return done

@@ -26,6 +26,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import mounts_under, unmount_all  # noqa: E402
+
 ZONELAB = None
 FAILURES = []
 
@@ -39,22 +42,6 @@ def check(condition, message):
 
 def run(*args, **kw):
     return subprocess.run([ZONELAB, *args], capture_output=True, text=True, timeout=120, **kw)
-
-
-def mounts_under(root):
-    out = []
-    with open("/proc/mounts") as f:
-        for line in f:
-            point = line.split()[1].replace("\\040", " ")
-            if point == root or point.startswith(root + "/"):
-                out.append(point)
-    return out
-
-
-def unmount(point):
-    for cmd in (["fusermount3", "-u", "-z", point], ["umount", "-l", point]):
-        if subprocess.run(cmd, capture_output=True).returncode == 0:
-            return
 
 
 class Server:
@@ -253,7 +240,7 @@ def crash_loop(d, seconds, min_iterations, seed):
         s.proc.kill()
         s.proc.wait()
         stop.set()
-        unmount(mount)
+        unmount_all(mount)
         t.join(timeout=30)
         next_slot = writer.last + 1
         r = run("info", image)
@@ -292,8 +279,7 @@ def main():
         test_bad_input(d, image, mount)
         crash_loop(d, args.seconds, args.min_iterations, args.seed)
     finally:
-        for point in sorted(mounts_under(d), reverse=True):
-            unmount(point)
+        unmount_all(d)
         subprocess.run(["rm", "-rf", d])
     if FAILURES:
         print(f"{len(FAILURES)} failures", flush=True)

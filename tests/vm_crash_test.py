@@ -49,6 +49,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import mounts_under, unmount_all  # noqa: E402
+
 KILL_FROM_S = 2.0          # the guest boots in about 1-2 s
 KILL_TO_S = 8.0
 GUEST_KILL_EXIT_S = 20.0   # zonelab vm must end this soon after its guest is killed
@@ -111,38 +114,6 @@ ACK_RE = re.compile(r"^([0-9a-f]{64})  (/mnt/crash/\S+)$")
 
 class Failure(Exception):
     pass
-
-
-def unescape_mount(path):
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), path)
-
-
-def mounts_under(root):
-    found = []
-    with open("/proc/mounts") as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) < 2:
-                continue
-            point = unescape_mount(fields[1])
-            if point == root or point.startswith(root + "/"):
-                found.append(point)
-    # Deepest first.
-    return sorted(found, key=len, reverse=True)
-
-
-def unmount_all(root):
-    """Unmounts every mount under root; the mount points it unmounted."""
-    done = []
-    for point in mounts_under(root):
-        r = subprocess.run(["fusermount3", "-u", "-z", point], capture_output=True, text=True)
-        if r.returncode != 0:
-            r = subprocess.run(["umount", "-l", point], capture_output=True, text=True)
-        if r.returncode != 0:
-            print(f"warning: cannot unmount {point}: {r.stderr.strip()}", file=sys.stderr)
-        else:
-            done.append(point)
-    return done
 
 
 def read_stat(pid):

@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import unmount_all  # noqa: E402
+
 ZONELAB = None
 FAILURES = []
 
@@ -110,11 +113,7 @@ def main():
         left = [n for n in os.listdir(d) if n.startswith("zonelab-vm.")]
         check(not left, f"private directories removed: {left}")
     finally:
-        with open("/proc/mounts") as f:
-            for line in f:
-                point = line.split()[1]
-                if point.startswith(d + "/"):
-                    subprocess.run(["umount", "-l", point], capture_output=True)
+        unmount_all(d)
         subprocess.run(["rm", "-rf", d])
     if FAILURES:
         print(f"{len(FAILURES)} failures", flush=True)

@@ -55,6 +55,7 @@
 
 #include "experiments/experiment.h"
 #include "experiments/front_end.h"
+#include "experiments/seed000_rocksdb.h"
 #include "fs/zoned_fs.h"
 #include "stack/stack.h"
 
@@ -67,21 +68,7 @@ namespace fsys = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 namespace paper {
-// seed 000 §5.2, Fig. 6: overwrite, "ZenFS is 183% faster than XFS".
-constexpr double kOverwriteZnsOverXfs = 2.83;
-// §5.2: device write amplification, XFS 2.0, f2fs 2.4, ZenFS 1.0.
-constexpr double kXfsWa = 2.0;
-constexpr double kF2fsWa = 2.4;
-constexpr double kZnsWa = 1.0;
-// Fig. 8: randomread P99, ZenFS 25 % lower than XFS.
-constexpr double kRandomReadP99ZnsOverXfs = 0.75;
-// Fig. 8b: rate-limited readwhilewriting P99.9, 2x lower than XFS.
-constexpr double kLimitedP999ZnsOverXfs = 0.5;
-// Fig. 9: 28 % OP over 7 % OP: fillrandom +14-16 %, overwrite XFS +4 %,
-// f2fs +25 %.
-constexpr double kFillrandomOpGain = 1.15;
-constexpr double kOverwriteOpGainXfs = 1.04;
-constexpr double kOverwriteOpGainF2fs = 1.25;
+using namespace seed000;
 // seed 004 Fig. 12: the aged block SSD loses 44-58 %, the aged ZNS SSD 2-4 %.
 constexpr double kAgedBlockLoss = 0.51;
 constexpr double kAgedZnsLoss = 0.03;
@@ -660,15 +647,15 @@ Result<ExperimentResult> run_write_throughput(const RunOptions& options) {
        "each side's ops/s over its dies' busy share: the device's cost per operation, with the "
        "host's (UML's CPU on the block side) taken out"}));
   result.comparisons.push_back(emerged({"device write amplification (overwrite), XFS 28% OP", "x",
-                                        paper::kXfsWa, med_wa(runs->overwrite.at(xfs)), ""}));
+                                        paper::kXfsDeviceWa, med_wa(runs->overwrite.at(xfs)), ""}));
   if (runs->overwrite.count("f2fs, 28% OP") != 0) {
     result.comparisons.push_back(
-        emerged({"device write amplification (overwrite), f2fs 28% OP", "x", paper::kF2fsWa,
+        emerged({"device write amplification (overwrite), f2fs 28% OP", "x", paper::kF2fsDeviceWa,
                  med_wa(runs->overwrite.at("f2fs, 28% OP")), ""}));
   }
   result.comparisons.push_back(
       closed_form("ZNS has no device GC: every flash program is a host write",
-                  {"device write amplification (overwrite), ZNS", "x", paper::kZnsWa,
+                  {"device write amplification (overwrite), ZNS", "x", paper::kZnsDeviceWa,
                    med_wa(runs->overwrite.at(zns)), ""}));
   for (const char* fs : {"XFS", "f2fs"}) {
     std::string at28 = fmt::format("{}, 28% OP", fs);
@@ -731,7 +718,7 @@ Result<ExperimentResult> run_read_latency(const RunOptions& options) {
                      med_pct(runs->randomread.at(xfs), &Bench::p99_us)),
                "a Get on the block side goes through UML's QD1 disk path"}));
   result.comparisons.push_back(emerged({"rate-limited readwhilewriting P99.9, ZNS / XFS 28% OP",
-                                        "x", paper::kLimitedP999ZnsOverXfs,
+                                        "x", paper::kRateLimitedP999ZnsOverXfs,
                                         ratio(med_pct(runs->limited.at(zns), &Bench::p999_us),
                                               med_pct(runs->limited.at(xfs), &Bench::p999_us)),
                                         "writes limited to 4 MiB/s (the paper: 20 MiB/s)"}));

@@ -28,6 +28,7 @@
 #include "experiments/experiment.h"
 #include "experiments/front_end.h"
 #include "experiments/kv_image.h"
+#include "experiments/seed000_rocksdb.h"
 #include "fs/zoned_fs.h"
 #include "kv/runtime.h"
 
@@ -37,21 +38,7 @@ namespace {
 namespace kv = rocksdb_plugin;
 using Json = nlohmann::ordered_json;
 
-namespace paper {
-// §5.2, Fig. 6: overwrite, "ZenFS is 183% faster than XFS".
-constexpr double kOverwriteZnsOverXfs = 2.83;
-// §5.2: device write amplification, XFS on the block SSD 2.0, ZenFS 1.0.
-constexpr double kBlockDeviceWa = 2.0;
-constexpr double kZnsDeviceWa = 1.0;
-// Fig. 8: randomread P99, ZenFS 25 % lower than XFS.
-constexpr double kRandomReadP99ZnsOverXfs = 0.75;
-// Fig. 8b: rate-limited readwhilewriting, P99.9 2x lower than XFS.
-constexpr double kRateLimitedP999ZnsOverXfs = 0.5;
-// Fig. 7c: readwhilewriting without a limit, ZenFS 2x the writes of XFS.
-constexpr double kUnlimitedWritesZnsOverXfs = 2.0;
-// Fig. 8c: ... and P99.99 an order of magnitude lower.
-constexpr double kUnlimitedP9999ZnsOverXfs = 0.1;
-}  // namespace paper
+namespace paper = seed000;
 
 struct Setup {
   const char* name;
@@ -278,7 +265,7 @@ Result<ExperimentResult> run_write_throughput(const RunOptions& options) {
   result.comparisons.push_back(
       emerged({"device write amplification (overwrite), block 28% OP without "
                "discard",
-               "x", paper::kBlockDeviceWa, device_wa(nodiscard->overwrite), "XFS in the paper"}));
+               "x", paper::kXfsDeviceWa, device_wa(nodiscard->overwrite), "XFS in the paper"}));
   result.comparisons.push_back(
       emerged({"device write amplification (overwrite), block 28% OP with trims", "x", std::nullopt,
                device_wa(b28->overwrite), ""}));

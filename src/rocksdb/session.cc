@@ -299,22 +299,7 @@ std::string Session::stats_json() const {
 Outcome Session::write_stats() const {
   std::lock_guard lock(mutex_);
   if (shut_ || options_.stats_path.empty()) return {};
-  std::string text = stats_json() + "\n";
-  std::string tmp = options_.stats_path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) {
-    return Error{
-        fmt::format("{}: statistics not written: {}", options_.stats_path, std::strerror(errno))};
-  }
-  bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  written = std::fclose(f) == 0 && written;
-  if (!written || std::rename(tmp.c_str(), options_.stats_path.c_str()) != 0) {
-    int error = errno;
-    std::remove(tmp.c_str());
-    return Error{
-        fmt::format("{}: statistics not written: {}", options_.stats_path, std::strerror(error))};
-  }
-  return {};
+  return write_stats_file(options_.stats_path, stats_json() + "\n");
 }
 
 void Session::write_all_stats() {

@@ -30,17 +30,28 @@ nlohmann::ordered_json file_counters_json(const FileCounters& c) {
           {"errors", c.errors}};
 }
 
+FileCounters AtomicFileCounters::snapshot() const {
+  auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
+  FileCounters c;
+  c.reads = get(reads);
+  c.read_bytes = get(read_bytes);
+  c.writes = get(writes);
+  c.write_bytes = get(write_bytes);
+  c.partial_lbas = get(partial_lbas);
+  c.holes = get(holes);
+  c.hole_bytes = get(hole_bytes);
+  c.deallocated_lbas = get(deallocated_lbas);
+  c.flushes = get(flushes);
+  c.errors = get(errors);
+  return c;
+}
+
 BlockFile::BlockFile(BlockingDevice& io)
     : io_(io),
       lba_bytes_(io.info().lba_size_bytes),
       capacity_lbas_(io.info().capacity_lbas),
       size_bytes_(lba_bytes_ * capacity_lbas_) {
   ZL_ASSERT(lba_bytes_ != 0);
-}
-
-int BlockFile::count_error(int error) {
-  counters_.errors.fetch_add(1, std::memory_order_relaxed);
-  return error;
 }
 
 int BlockFile::run(Opcode opcode, uint64_t lba, uint64_t nlb, uint8_t* data) {
@@ -66,19 +77,19 @@ int BlockFile::merge(uint64_t lba, uint64_t skip, std::span<const uint8_t> in) {
 
 int64_t BlockFile::read(uint64_t offset, std::span<uint8_t> out) {
   counters_.reads.fetch_add(1, std::memory_order_relaxed);
-  if (out.size() > kMaxRequestBytes) return count_error(-EINVAL);
+  if (out.size() > kMaxRequestBytes) return counters_.error(-EINVAL);
   if (offset >= size_bytes_ || out.empty()) return 0;
   uint64_t length = std::min<uint64_t>(out.size(), size_bytes_ - offset);
   uint64_t first = offset / lba_bytes_;
   uint64_t end = (offset + length + lba_bytes_ - 1) / lba_bytes_;
   if (offset % lba_bytes_ == 0 && length % lba_bytes_ == 0) {
     if (int error = run(Opcode::kRead, first, end - first, out.data()); error != 0) {
-      return count_error(error);
+      return counters_.error(error);
     }
   } else {
     std::vector<uint8_t> blocks((end - first) * lba_bytes_);
     if (int error = run(Opcode::kRead, first, end - first, blocks.data()); error != 0) {
-      return count_error(error);
+      return counters_.error(error);
     }
     std::memcpy(out.data(), blocks.data() + offset % lba_bytes_, length);
   }
@@ -88,26 +99,27 @@ int64_t BlockFile::read(uint64_t offset, std::span<uint8_t> out) {
 
 int64_t BlockFile::write(uint64_t offset, std::span<const uint8_t> in) {
   counters_.writes.fetch_add(1, std::memory_order_relaxed);
-  if (in.size() > kMaxRequestBytes) return count_error(-EINVAL);
+  if (in.size() > kMaxRequestBytes) return counters_.error(-EINVAL);
   if (in.empty()) return 0;
-  if (offset >= size_bytes_ || in.size() > size_bytes_ - offset) return count_error(-ENOSPC);
+  if (offset >= size_bytes_ || in.size() > size_bytes_ - offset) return counters_.error(-ENOSPC);
   std::span<const uint8_t> rest = in;
   uint64_t lba = offset / lba_bytes_;
   if (uint64_t skip = offset % lba_bytes_; skip != 0) {
     size_t head = static_cast<size_t>(std::min<uint64_t>(rest.size(), lba_bytes_ - skip));
-    if (int error = merge(lba, skip, rest.first(head)); error != 0) return count_error(error);
+    if (int error = merge(lba, skip, rest.first(head)); error != 0) return counters_.error(error);
     rest = rest.subspan(head);
     ++lba;
   }
   if (uint64_t whole = rest.size() / lba_bytes_; whole != 0) {
     // The device reads the data of a write and never changes it.
     auto* data = const_cast<uint8_t*>(rest.data());
-    if (int error = run(Opcode::kWrite, lba, whole, data); error != 0) return count_error(error);
+    if (int error = run(Opcode::kWrite, lba, whole, data); error != 0)
+      return counters_.error(error);
     rest = rest.subspan(whole * lba_bytes_);
     lba += whole;
   }
   if (!rest.empty()) {
-    if (int error = merge(lba, 0, rest); error != 0) return count_error(error);
+    if (int error = merge(lba, 0, rest); error != 0) return counters_.error(error);
   }
   counters_.write_bytes.fetch_add(in.size(), std::memory_order_relaxed);
   return static_cast<int64_t>(in.size());
@@ -115,7 +127,7 @@ int64_t BlockFile::write(uint64_t offset, std::span<const uint8_t> in) {
 
 int BlockFile::hole(uint64_t offset, uint64_t length) {
   counters_.holes.fetch_add(1, std::memory_order_relaxed);
-  if (length > UINT64_MAX - offset) return count_error(-EINVAL);
+  if (length > UINT64_MAX - offset) return counters_.error(-EINVAL);
   // Past the end there is nothing to punch.
   uint64_t end = std::min(offset + length, size_bytes_);
   if (offset >= end) return 0;
@@ -126,26 +138,26 @@ int BlockFile::hole(uint64_t offset, uint64_t length) {
     // Inside one LBA.
     std::span<const uint8_t> part(zeros.data(), end - offset);
     if (int error = merge(offset / lba_bytes_, offset % lba_bytes_, part); error != 0) {
-      return count_error(error);
+      return counters_.error(error);
     }
   } else {
     if (uint64_t head = first_whole * lba_bytes_ - offset; head != 0) {
       std::span<const uint8_t> part(zeros.data(), head);
       if (int error = merge(offset / lba_bytes_, offset % lba_bytes_, part); error != 0) {
-        return count_error(error);
+        return counters_.error(error);
       }
     }
     for (uint64_t lba = first_whole; lba < end_whole;) {
       uint64_t nlb = std::min(kDeallocateLbasMax, end_whole - lba);
       if (int error = run(Opcode::kDeallocate, lba, nlb, nullptr); error != 0) {
-        return count_error(error);
+        return counters_.error(error);
       }
       counters_.deallocated_lbas.fetch_add(nlb, std::memory_order_relaxed);
       lba += nlb;
     }
     if (uint64_t tail = end - end_whole * lba_bytes_; tail != 0) {
       std::span<const uint8_t> part(zeros.data(), tail);
-      if (int error = merge(end_whole, 0, part); error != 0) return count_error(error);
+      if (int error = merge(end_whole, 0, part); error != 0) return counters_.error(error);
     }
   }
   counters_.hole_bytes.fetch_add(end - offset, std::memory_order_relaxed);
@@ -156,24 +168,10 @@ int BlockFile::flush() {
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);
   Command c;
   c.opcode = Opcode::kFlush;
-  if (!io_.submit_wait(c) || c.status != Status::kSuccess) return count_error(-EIO);
+  if (!io_.submit_wait(c) || c.status != Status::kSuccess) return counters_.error(-EIO);
   return 0;
 }
 
-FileCounters BlockFile::counters() const {
-  auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-  FileCounters c;
-  c.reads = get(counters_.reads);
-  c.read_bytes = get(counters_.read_bytes);
-  c.writes = get(counters_.writes);
-  c.write_bytes = get(counters_.write_bytes);
-  c.partial_lbas = get(counters_.partial_lbas);
-  c.holes = get(counters_.holes);
-  c.hole_bytes = get(counters_.hole_bytes);
-  c.deallocated_lbas = get(counters_.deallocated_lbas);
-  c.flushes = get(counters_.flushes);
-  c.errors = get(counters_.errors);
-  return c;
-}
+FileCounters BlockFile::counters() const { return counters_.snapshot(); }
 
 }  // namespace zonelab::serve

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -43,7 +42,6 @@ class BlockFile final : public ServedFile {
   int run(Opcode opcode, uint64_t lba, uint64_t nlb, uint8_t* data);
   // Writes `in` into part of LBA `lba` starting at byte `skip` of it.
   int merge(uint64_t lba, uint64_t skip, std::span<const uint8_t> in);
-  int count_error(int error);
 
   BlockingDevice& io_;
   uint64_t lba_bytes_ = 0;
@@ -54,11 +52,7 @@ class BlockFile final : public ServedFile {
   static constexpr size_t kStripes = 64;
   std::array<std::mutex, kStripes> stripes_;
 
-  struct AtomicCounters {
-    std::atomic<uint64_t> reads{0}, read_bytes{0}, writes{0}, write_bytes{0}, partial_lbas{0},
-        holes{0}, hole_bytes{0}, deallocated_lbas{0}, flushes{0}, errors{0};
-  };
-  AtomicCounters counters_;
+  AtomicFileCounters counters_;
 };
 
 }  // namespace zonelab::serve

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <sstream>
 
 #include "common/units.h"
 #include "zonelab/assert.h"
@@ -41,22 +42,25 @@ void log_to_stderr(enum fuse_log_level level, const char* format, va_list ap) {
   std::fprintf(stderr, "zonelab: note: fuse: %s\n", text.c_str());
 }
 
-bool on_path(const char* name) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string all = path;
-  size_t start = 0;
-  while (start <= all.size()) {
-    size_t end = all.find(':', start);
-    if (end == std::string::npos) end = all.size();
-    std::string dir = all.substr(start, end - start);
-    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 }  // namespace
+
+std::optional<std::string> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) {
+    if (access(name.c_str(), X_OK) == 0) return name;
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "";
+  dirs += ":/usr/sbin:/sbin:/usr/bin:/bin";
+  std::stringstream split(dirs);
+  std::string dir;
+  while (std::getline(split, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> mount_point_problem(const std::string& path) {
   struct stat st {};
@@ -93,7 +97,7 @@ std::optional<std::string> fuse_problem() {
         "the device)",
         std::strerror(error));
   }
-  if (geteuid() != 0 && !on_path("fusermount3")) {
+  if (geteuid() != 0 && !find_program("fusermount3")) {
     return std::string(
         "FUSE needs fusermount3 to mount without privileges and it is not on PATH (Debian: "
         "apt-get install fuse3)");

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +38,12 @@ struct FuseOptions {
 };
 
 inline constexpr uint32_t kFuseThreadsMax = 64;
+
+// Where the program `name` is: itself when it holds a '/', else the first
+// executable of that name on PATH or, after it, in the system's bin and
+// sbin directories (mkfs and fusermount3 live there for users whose PATH
+// lacks them).
+std::optional<std::string> find_program(const std::string& name);
 
 // Why a mount point cannot take a mount, or nothing: missing, not a
 // directory, a mount point already (or one whose server is gone).

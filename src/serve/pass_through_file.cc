@@ -31,76 +31,59 @@ PassThroughFile::~PassThroughFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-int PassThroughFile::count_error(int error) {
-  errors_.fetch_add(1, std::memory_order_relaxed);
-  return error;
-}
-
 int64_t PassThroughFile::read(uint64_t offset, std::span<uint8_t> out) {
-  reads_.fetch_add(1, std::memory_order_relaxed);
-  if (out.size() > kMaxRequestBytes) return count_error(-EINVAL);
+  counters_.reads.fetch_add(1, std::memory_order_relaxed);
+  if (out.size() > kMaxRequestBytes) return counters_.error(-EINVAL);
   if (offset >= size_bytes_ || out.empty()) return 0;
   size_t length = static_cast<size_t>(std::min<uint64_t>(out.size(), size_bytes_ - offset));
   size_t done = 0;
   while (done < length) {
     ssize_t got = pread(fd_, out.data() + done, length - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return count_error(-errno);
+    if (got < 0) return counters_.error(-errno);
     if (got == 0) break;
     done += static_cast<size_t>(got);
   }
-  read_bytes_.fetch_add(done, std::memory_order_relaxed);
+  counters_.read_bytes.fetch_add(done, std::memory_order_relaxed);
   return static_cast<int64_t>(done);
 }
 
 int64_t PassThroughFile::write(uint64_t offset, std::span<const uint8_t> in) {
-  writes_.fetch_add(1, std::memory_order_relaxed);
-  if (in.size() > kMaxRequestBytes) return count_error(-EINVAL);
+  counters_.writes.fetch_add(1, std::memory_order_relaxed);
+  if (in.size() > kMaxRequestBytes) return counters_.error(-EINVAL);
   if (in.empty()) return 0;
-  if (offset >= size_bytes_ || in.size() > size_bytes_ - offset) return count_error(-ENOSPC);
+  if (offset >= size_bytes_ || in.size() > size_bytes_ - offset) return counters_.error(-ENOSPC);
   size_t done = 0;
   while (done < in.size()) {
     ssize_t put =
         pwrite(fd_, in.data() + done, in.size() - done, static_cast<off_t>(offset + done));
     if (put < 0 && errno == EINTR) continue;
-    if (put < 0) return count_error(-errno);
+    if (put < 0) return counters_.error(-errno);
     done += static_cast<size_t>(put);
   }
-  write_bytes_.fetch_add(done, std::memory_order_relaxed);
+  counters_.write_bytes.fetch_add(done, std::memory_order_relaxed);
   return static_cast<int64_t>(done);
 }
 
 int PassThroughFile::hole(uint64_t offset, uint64_t length) {
-  holes_.fetch_add(1, std::memory_order_relaxed);
-  if (length > UINT64_MAX - offset) return count_error(-EINVAL);
+  counters_.holes.fetch_add(1, std::memory_order_relaxed);
+  if (length > UINT64_MAX - offset) return counters_.error(-EINVAL);
   uint64_t end = std::min(offset + length, size_bytes_);
   if (offset >= end) return 0;
   if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                 static_cast<off_t>(end - offset)) != 0) {
-    return count_error(-errno);
+    return counters_.error(-errno);
   }
-  hole_bytes_.fetch_add(end - offset, std::memory_order_relaxed);
+  counters_.hole_bytes.fetch_add(end - offset, std::memory_order_relaxed);
   return 0;
 }
 
 int PassThroughFile::flush() {
-  flushes_.fetch_add(1, std::memory_order_relaxed);
-  if (fdatasync(fd_) != 0) return count_error(-errno);
+  counters_.flushes.fetch_add(1, std::memory_order_relaxed);
+  if (fdatasync(fd_) != 0) return counters_.error(-errno);
   return 0;
 }
 
-FileCounters PassThroughFile::counters() const {
-  auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-  FileCounters c;
-  c.reads = get(reads_);
-  c.read_bytes = get(read_bytes_);
-  c.writes = get(writes_);
-  c.write_bytes = get(write_bytes_);
-  c.holes = get(holes_);
-  c.hole_bytes = get(hole_bytes_);
-  c.flushes = get(flushes_);
-  c.errors = get(errors_);
-  return c;
-}
+FileCounters PassThroughFile::counters() const { return counters_.snapshot(); }
 
 }  // namespace zonelab::serve

@@ -5,7 +5,6 @@
 // was opened and stays so (a write past it is refused, as a device's is).
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
@@ -30,13 +29,11 @@ class PassThroughFile final : public ServedFile {
 
  private:
   PassThroughFile() = default;
-  int count_error(int error);
 
   int fd_ = -1;
   uint64_t size_bytes_ = 0;
   uint64_t block_bytes_ = 4096;
-  std::atomic<uint64_t> reads_{0}, read_bytes_{0}, writes_{0}, write_bytes_{0}, holes_{0},
-      hole_bytes_{0}, flushes_{0}, errors_{0};
+  AtomicFileCounters counters_;
 };
 
 }  // namespace zonelab::serve

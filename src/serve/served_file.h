@@ -14,6 +14,7 @@
 // nothing.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -36,6 +37,19 @@ struct FileCounters {
 };
 
 nlohmann::ordered_json file_counters_json(const FileCounters& c);
+
+// The same counters, added to by any number of threads at once.
+struct AtomicFileCounters {
+  std::atomic<uint64_t> reads{0}, read_bytes{0}, writes{0}, write_bytes{0}, partial_lbas{0},
+      holes{0}, hole_bytes{0}, deallocated_lbas{0}, flushes{0}, errors{0};
+
+  // Counts an answered error and returns it.
+  int error(int errno_value) {
+    errors.fetch_add(1, std::memory_order_relaxed);
+    return errno_value;
+  }
+  FileCounters snapshot() const;
+};
 
 // The largest read or write taken at once (FUSE sends at most a few MiB).
 inline constexpr uint64_t kMaxRequestBytes = 64ull << 20;

@@ -1,7 +1,12 @@
 // See stack_report.h.
 #include "stack/stack_report.h"
 
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 namespace zonelab {
 
@@ -82,6 +87,22 @@ Json realtime_stats_json(const RealtimeOptions& options, const RealtimeStats& st
                                          static_cast<double>(stats.loop_wall_ns) * 1e4) /
                                   1e4;
   return j;
+}
+
+Outcome write_stats_file(const std::string& path, std::string_view text) {
+  std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) {
+    return Error{fmt::format("{}: statistics not written: {}", path, std::strerror(errno))};
+  }
+  bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  written = std::fclose(f) == 0 && written;
+  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    std::remove(tmp.c_str());
+    return Error{fmt::format("{}: statistics not written: {}", path, std::strerror(error))};
+  }
+  return {};
 }
 
 }  // namespace zonelab

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "common/histogram.h"
 #include "controller/modeled_device.h"
 #include "sim/realtime.h"
+#include "zonelab/result.h"
 
 namespace zonelab {
 
@@ -22,5 +25,10 @@ nlohmann::ordered_json device_counters_json(const ModeledDevice& device, uint64_
 // the loop threads' CPU use.
 nlohmann::ordered_json realtime_stats_json(const RealtimeOptions& options,
                                            const RealtimeStats& stats);
+
+// Writes a statistics document to `path` as a whole or not at all (a
+// temporary file beside it, renamed over it), so that a reader never sees
+// half of one; the error reads "PATH: statistics not written: REASON".
+Outcome write_stats_file(const std::string& path, std::string_view text);
 
 }  // namespace zonelab

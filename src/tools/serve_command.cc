@@ -12,6 +12,7 @@
 
 #include "common/units.h"
 #include "serve/served_image.h"
+#include "stack/stack_report.h"
 
 namespace zonelab::cli {
 
@@ -93,20 +94,8 @@ sigset_t stop_signals() {
 
 Outcome write_stats_file(const std::string& path, const Json& stats) {
   if (path.empty()) return {};
-  std::string text = stats.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-  std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) {
-    return Error{fmt::format("{}: statistics not written: {}", path, std::strerror(errno))};
-  }
-  bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  written = std::fclose(f) == 0 && written;
-  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int error = errno;
-    std::remove(tmp.c_str());
-    return Error{fmt::format("{}: statistics not written: {}", path, std::strerror(error))};
-  }
-  return {};
+  return zonelab::write_stats_file(
+      path, stats.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 void print_serve_summary(std::FILE* out, const Json& stats, double seconds) {

@@ -56,8 +56,8 @@ Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::st
 void add_serve_flags(CLI::App* app, ServeFlags& flags);
 // SIGINT, SIGTERM, SIGHUP, SIGUSR1: blocked in every thread and waited for.
 sigset_t stop_signals();
-// Written atomically (a temporary file renamed over it); nothing without a
-// path.
+// The statistics, as stack_report.h's write_stats_file writes them;
+// nothing without a path.
 Outcome write_stats_file(const std::string& path, const Json& stats);
 void print_serve_summary(std::FILE* out, const Json& stats, double seconds);
 

@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "common/units.h"
 #include "tools/serve_command.h"
@@ -68,24 +67,6 @@ const FsKind* find_fs(const std::string& name) {
   return nullptr;
 }
 
-std::optional<std::string> find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) {
-    if (access(name.c_str(), X_OK) == 0) return name;
-    return std::nullopt;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "";
-  dirs += ":/usr/sbin:/sbin:/usr/bin:/bin";
-  std::stringstream split(dirs);
-  std::string dir;
-  while (std::getline(split, dir, ':')) {
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
 // The shell's single quotes around anything.
 std::string quote(const std::string& text) {
   std::string out = "'";
@@ -123,14 +104,14 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
   p.memory_bytes = *memory;
   if (o.command.empty()) return Error{"no command given: zonelab vm IMAGE [OPTIONS] -- COMMAND"};
   const char* uml_override = std::getenv("ZONELAB_UML");
-  auto uml = find_program(uml_override != nullptr ? uml_override : "linux.uml");
+  auto uml = serve::find_program(uml_override != nullptr ? uml_override : "linux.uml");
   if (!uml) {
     return Error{fmt::format(
         "User-Mode Linux is not installed: no {} (Debian: apt-get install user-mode-linux)",
         uml_override != nullptr ? uml_override : "linux.uml on PATH")};
   }
   p.uml = *uml;
-  if (!o.no_mkfs && !find_program(p.fs->mkfs)) {
+  if (!o.no_mkfs && !serve::find_program(p.fs->mkfs)) {
     return Error{
         fmt::format("{} is not installed (Debian: apt-get install {})", p.fs->mkfs, p.fs->package)};
   }
