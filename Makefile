@@ -16,6 +16,7 @@ all: build
 
 deps:
 	@scripts/install-deps.sh
+	@scripts/fio-source.sh >/dev/null
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)

@@ -89,28 +89,8 @@ done
 has_source() {
   apt-cache showsrc rocksdb 2>/dev/null | grep -qx "Version: $kVersion"
 }
-# A deb-src source of our own beside the machine's deb one: the same mirrors
-# and suites, from debian.sources (deb822) or sources.list (one-line form).
-add_deb_src() {
-  local file=/etc/apt/sources.list.d/zonelab-deb-src.sources
-  local text
-  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    text="$(sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources)"
-  elif [ -f /etc/apt/sources.list ] && grep -q '^deb ' /etc/apt/sources.list; then
-    file=/etc/apt/sources.list.d/zonelab-deb-src.list
-    text="$(sed -n 's/^deb /deb-src /p' /etc/apt/sources.list)"
-  else
-    text="Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg"
-  fi
-  say "adding $file (deb-src)"
-  printf '# Added by zonelab scripts/build-db-stress.sh (apt-get source rocksdb).\n%s\n' \
-    "$text" | $SUDO tee "$file" >/dev/null
-  $SUDO apt-get update -qq
-}
+# shellcheck source=scripts/deb-src.sh
+. "$(dirname "${BASH_SOURCE[0]}")/deb-src.sh"
 src_dir="$cache_dir/source/rocksdb-$kUpstream"
 if [ ! -f "$src_dir/db_stress_tool/db_stress.cc" ]; then
   if ! has_source; then

@@ -614,6 +614,11 @@ Outcome Stack::inject_zone(uint32_t zone, ZoneState state) {
   return outcome;
 }
 
+bool Stack::submit_async(Command& command) {
+  ZL_ASSERT(realtime_ != nullptr && "submit_async needs a real-time stack");
+  return !refusing_ && realtime_->submit_async(command);
+}
+
 RealtimeStats Stack::realtime_stats() const {
   return realtime_ != nullptr ? realtime_->stats() : RealtimeStats{};
 }

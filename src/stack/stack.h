@@ -127,6 +127,12 @@ class Stack {
   uint32_t power_loss();
   // The real-time driver's statistics (zeros in virtual time).
   RealtimeStats realtime_stats() const;
+  // Real time only, any thread: submits without waiting. The command is the
+  // caller's and must live until its sink (set by the caller) is called, on
+  // the device thread; the sink must not block. False, the sink never
+  // called, when the stack takes no more commands (closing, powered off, a
+  // journal failure) or the driver holds its maximum of commands.
+  bool submit_async(Command& command);
 
   // Why the image's file failed a command (WRITE_FAULT and
   // UNRECOVERED_READ_ERROR): the operating system's answer, or empty.

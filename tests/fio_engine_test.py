@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Debian's stock fio through libzonelab_fio.so, end to end.
+
+- fio's own example examples/zbd-rand-write.fio (from the fio source the
+  engine is built against), changed only in its filename, ioengine and
+  runtime lines, on a modeled ZNS image of its zone size: it runs, and
+  afterwards `zonelab report` shows write pointers that add up to exactly
+  the bytes fio says it wrote, in whole 512 KiB blocks, on at most 32 zones
+  open at once.
+- A zbd fill with verify=crc32c, then a second fio run that reads the zones
+  back and verifies them; a zone rewritten with other checksums fails it.
+- Four jobs (threads of one fio) writing their own zones of one image at
+  once, verified.
+- A block image: random writes verified, a trim, and the trimmed range
+  reading back as zeros (verify_pattern=0).
+- zonelab_time_scale is honoured: QD1 reads take about four times as long
+  at scale 4 as at scale 1; the image is closed cleanly (no journal replay)
+  and zonelab_stats counts exactly the bytes fio moved.
+- Bad input: a zonesize that is not the image's, writes to a ZNS image
+  without zonemode=zbd, a block size that is not whole LBAs, a missing
+  image, an image in use by another process, bad engine options, two jobs
+  on one image asking for different timing: fio exits non-zero with one
+  line naming the problem, and the image is unchanged.
+
+Everything runs in a private directory.
+usage: fio_engine_test.py ZONELAB ENGINE FIO_SOURCE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ZONELAB = ENGINE = FIO_SOURCE = None
+FAILURES = []
+
+
+def check(condition, message):
+    if not condition:
+        FAILURES.append(message)
+        print(f"FAIL: {message}", flush=True)
+    return condition
+
+
+def zonelab(*args):
+    return subprocess.run([ZONELAB, *args], capture_output=True, text=True, timeout=120)
+
+
+def create(path, *sets):
+    args = ["create", path, "--preset", "small"]
+    for s in sets:
+        args += ["--set", s]
+    r = zonelab(*args)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def fio(job_text, directory, name, *extra, timeout=180):
+    path = os.path.join(directory, name + ".fio")
+    with open(path, "w") as f:
+        f.write(job_text)
+    out = os.path.join(directory, name + ".json")
+    # In the private directory: fio leaves its verify state files in the
+    # working directory.
+    r = subprocess.run(["fio", path, "--output-format=json", f"--output={out}", *extra],
+                       capture_output=True, text=True, timeout=timeout, cwd=directory)
+    data = None
+    if os.path.exists(out) and os.path.getsize(out) > 0:
+        text = open(out).read()
+        # fio prints its own notes before the JSON document.
+        start = text.find("{")
+        if start >= 0:
+            try:
+                data = json.loads(text[start:])
+            except json.JSONDecodeError:
+                data = None
+    return r, data
+
+
+def written_by_zone(image):
+    report = json.loads(zonelab("report", image, "--json").stdout)["zones"]
+    out = {}
+    for z in report:
+        if z["state"] == "full":
+            out[z["zone"]] = z["capacity"]
+        else:
+            out[z["zone"]] = z["wp"] - z["start"]
+    return out, report
+
+
+def lba_bytes(image):
+    return json.loads(zonelab("info", image, "--json").stdout)["lba_size"]
+
+
+def test_zbd_example(d):
+    image = create(os.path.join(d, "rand.img"), "zns.zone_size=256MiB",
+                   "zns.zone_capacity=192MiB", "zns.max_open=32", "zns.max_active=32",
+                   "flash.blocks_per_plane=128")
+    example = open(os.path.join(FIO_SOURCE, "examples", "zbd-rand-write.fio")).read()
+    lines = []
+    for line in example.splitlines():
+        if line.startswith("filename="):
+            line = f"filename={image}"
+        elif line.startswith("ioengine="):
+            line = f"ioengine=external:{ENGINE}"
+        elif line.startswith("runtime="):
+            line = "runtime=2"
+        lines.append(line)
+    r, data = fio("\n".join(lines) + "\n", d, "zbd-rand-write")
+    if not check(r.returncode == 0 and data is not None,
+                 f"zbd-rand-write.fio: rc {r.returncode}: {r.stderr[-400:]}"):
+        return
+    job = data["jobs"][0]
+    wrote = job["write"]["io_bytes"]
+    check(job["error"] == 0, f"zbd-rand-write: error {job['error']}")
+    check(wrote > 0, "zbd-rand-write wrote nothing")
+    written, report = written_by_zone(image)
+    lba = lba_bytes(image)
+    total = sum(written.values()) * lba
+    check(total == wrote,
+          f"write pointers add up to {total} bytes, fio wrote {wrote}")
+    check(all((w * lba) % (512 << 10) == 0 for w in written.values()),
+          "a zone holds part of a 512 KiB block")
+    touched = [z for z in report if written[z["zone"]] > 0]
+    check(0 < len(touched) <= 32, f"{len(touched)} zones written (max_open_zones=32)")
+    print(f"zbd-rand-write.fio: {wrote >> 20} MiB in {job['write']['total_ios']} writes over "
+          f"{len(touched)} zones; write pointers agree", flush=True)
+
+
+def test_verify_across_runs(d):
+    image = create(os.path.join(d, "verify.img"))
+    job = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+zonemode=zbd
+direct=1
+bs=16k
+iodepth=8
+verify=crc32c
+zonelab_timing=off
+
+[fill]
+rw=write
+offset=2z
+size=3z
+"""
+    r, data = fio(job, d, "fill")
+    check(r.returncode == 0 and data and data["jobs"][0]["error"] == 0,
+          f"fill with verify: rc {r.returncode}: {r.stderr[-300:]}")
+    written, _ = written_by_zone(image)
+    check([z for z, w in written.items() if w > 0] == [2, 3, 4],
+          f"zones written: {[z for z, w in written.items() if w > 0]}")
+    r, data = fio(job.replace("rw=write", "rw=read"), d, "readback")
+    ok = r.returncode == 0 and data and data["jobs"][0]["error"] == 0
+    check(ok, f"read-back verify in a second run: rc {r.returncode}: {r.stderr[-300:]}")
+    if ok:
+        check(data["jobs"][0]["read"]["io_bytes"] == 3 * 12288 * 4096,
+              f"read back {data['jobs'][0]['read']['io_bytes']} bytes")
+    # Zone 3 rewritten with other checksums: the crc32c read-back must fail.
+    other = job.replace("verify=crc32c", "verify=md5").replace("offset=2z", "offset=3z") \
+               .replace("size=3z", "size=1z")
+    r, _ = fio(other, d, "rewrite")
+    check(r.returncode == 0, f"rewrite of zone 3: {r.stderr[-300:]}")
+    r, _ = fio(job.replace("rw=write", "rw=read"), d, "readback-bad")
+    check(r.returncode != 0 and "verify" in (r.stderr + r.stdout),
+          f"a rewritten zone passed verify (rc {r.returncode})")
+
+
+def test_threads_share_an_image(d):
+    image = create(os.path.join(d, "jobs.img"))
+    job = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+zonemode=zbd
+direct=1
+bs=64k
+iodepth=4
+verify=crc32c
+zonelab_timing=off
+rw=write
+size=2z
+offset_increment=2z
+numjobs=4
+group_reporting
+[writers]
+"""
+    r, data = fio(job, d, "jobs")
+    check(r.returncode == 0 and data and data["jobs"][0]["error"] == 0,
+          f"four jobs on one image: rc {r.returncode}: {r.stderr[-300:]}")
+    written, _ = written_by_zone(image)
+    check([z for z, w in written.items() if w > 0] == list(range(8)),
+          f"four jobs wrote zones {[z for z, w in written.items() if w > 0]}")
+    r, data = fio(job.replace("rw=write", "rw=read"), d, "jobs-read")
+    check(r.returncode == 0 and data and data["jobs"][0]["error"] == 0,
+          f"four readers verifying: rc {r.returncode}: {r.stderr[-300:]}")
+
+
+def test_block_image_trim(d):
+    image = create(os.path.join(d, "block.img"), "interface=block")
+    common = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+direct=1
+iodepth=16
+zonelab_timing=off
+"""
+    r, data = fio(common + "[w]\nrw=randwrite\nbs=8k\nsize=32m\nverify=crc32c\n", d, "bw")
+    check(r.returncode == 0 and data and data["jobs"][0]["error"] == 0,
+          f"block randwrite+verify: rc {r.returncode}: {r.stderr[-300:]}")
+    r, data = fio(common + "[t]\nrw=trim\nbs=1m\nsize=8m\n", d, "bt")
+    check(r.returncode == 0 and data and data["jobs"][0]["trim"]["io_bytes"] == 8 << 20,
+          f"trim: rc {r.returncode}: {r.stderr[-300:]}")
+    r, data = fio(common + "[z]\nrw=read\nbs=64k\nsize=8m\nverify=pattern\n"
+                  "verify_pattern=0x00\n", d, "bz")
+    check(r.returncode == 0 and data and data["jobs"][0]["error"] == 0,
+          f"trimmed range does not read as zeros: rc {r.returncode}: {r.stderr[-300:]}")
+    r, data = fio(common + "[nz]\nrw=read\nbs=64k\noffset=8m\nsize=8m\nverify=pattern\n"
+                  "verify_pattern=0x00\n", d, "bnz")
+    check(r.returncode != 0, "written data read as zeros (the zero check proves nothing)")
+
+
+def test_time_scale_and_stats(d):
+    image = create(os.path.join(d, "scale.img"))
+    fill = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+zonemode=zbd
+direct=1
+zonelab_timing=off
+[f]
+rw=write
+bs=128k
+size=1z
+"""
+    r, _ = fio(fill, d, "scale-fill")
+    check(r.returncode == 0, f"fill: {r.stderr[-300:]}")
+    means = {}
+    for scale in (1, 4):
+        stats = os.path.join(d, f"stats{scale}.json")
+        job = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+zonemode=zbd
+direct=1
+zonelab_time_scale={scale}
+zonelab_stats={stats}
+[r]
+rw=randread
+bs=4k
+iodepth=1
+size=1z
+number_ios=300
+"""
+        r, data = fio(job, d, f"scale{scale}")
+        if not check(r.returncode == 0 and data, f"scale {scale}: {r.stderr[-300:]}"):
+            return
+        read = data["jobs"][0]["read"]
+        means[scale] = read["clat_ns"]["mean"]
+        counters = json.load(open(stats))
+        host_read = counters["device"]["host_read_bytes"]
+        check(counters["timing"] == "modeled", "stats: timing")
+        check(read["io_bytes"] == 300 * 4096, f"read {read['io_bytes']} bytes")
+        check(host_read == read["io_bytes"],
+              f"stats: the device read {host_read} bytes, fio {read['io_bytes']}")
+    ratio = means[4] / means[1]
+    print(f"QD1 4 KiB read clat mean: {means[1] / 1e3:.1f} us at scale 1, "
+          f"{means[4] / 1e3:.1f} us at scale 4 ({ratio:.2f}x)", flush=True)
+    check(3.0 <= ratio <= 5.0, f"time scale 4 made reads {ratio:.2f}x as long")
+    info = zonelab("info", image)
+    check("replayed" not in info.stderr, f"the image was not closed: {info.stderr.strip()}")
+
+
+def expect_refusal(d, name, job_text, words, image=None, extra=()):
+    before = open(image, "rb").read() if image else None
+    r, _ = fio(job_text, d, name, *extra)
+    text = r.stderr + r.stdout
+    ok = check(r.returncode != 0, f"{name}: fio exited 0")
+    ok = check(all(w in text for w in words), f"{name}: no {words} in: {text[-400:]}") and ok
+    if image:
+        check(open(image, "rb").read() == before, f"{name}: the image changed")
+    return ok
+
+
+def test_bad_input(d):
+    # No data stored: the image is its metadata, read whole before and after.
+    image = create(os.path.join(d, "bad.img"), "store.backing=none")
+    head = f"[global]\nioengine=external:{ENGINE}\nfilename={image}\ndirect=1\n"
+    expect_refusal(d, "zonesize", head + "zonemode=zbd\nzonesize=128m\n[j]\nrw=write\nsize=1z\n",
+                   ["zonesize", "does not match"], image)
+    expect_refusal(d, "no-zbd", head + "[j]\nrw=randwrite\nbs=4k\nsize=1m\n",
+                   ["zoned namespace", "zonemode=zbd"], image)
+    expect_refusal(d, "bs", head + "zonemode=zbd\n[j]\nrw=write\nbs=6k\nsize=1z\n",
+                   ["6144", "4096-byte LBAs"], image)
+    expect_refusal(d, "scale", head + "zonelab_time_scale=fast\n[j]\nrw=read\nsize=1m\n",
+                   ["zonelab_time_scale=fast"], image)
+    expect_refusal(d, "timing", head + "zonelab_timing=sometimes\n[j]\nrw=read\nsize=1m\n",
+                   ["zonelab_timing"], image)
+    expect_refusal(d, "mixed", head + "[a]\nrw=read\nsize=1m\n"
+                   "zonelab_timing=off\n[b]\nrw=read\nsize=1m\n",
+                   ["already open", "zonelab_timing"], image)
+    expect_refusal(d, "processes", head + "create_serialize=0\n[j]\nrw=read\nsize=1m\n",
+                   ["thread=1"], image)
+    missing = os.path.join(d, "missing.img")
+    expect_refusal(d, "missing", head.replace(image, missing) + "[j]\nrw=read\nsize=1m\n",
+                   ["missing.img"])
+    check(not os.path.exists(missing), "a missing image was created")
+    # In use: a second fio while a first runs on the image.
+    busy = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+direct=1
+[j]
+rw=randread
+bs=4k
+size=1z
+time_based
+runtime=4
+"""
+    fill = head + "zonemode=zbd\nzonelab_timing=off\n[f]\nrw=write\nbs=128k\nsize=1z\n"
+    fio(fill, d, "busy-fill")
+    path = os.path.join(d, "busy.fio")
+    with open(path, "w") as f:
+        f.write(busy)
+    first = subprocess.Popen(["fio", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             cwd=d)
+    time.sleep(1.5)
+    expect_refusal(d, "in-use", head + "[j]\nrw=read\nsize=1m\n", ["in use"])
+    first.wait(timeout=60)
+
+
+def main():
+    global ZONELAB, ENGINE, FIO_SOURCE
+    ZONELAB, ENGINE, FIO_SOURCE = (os.path.abspath(a) for a in sys.argv[1:4])
+    with tempfile.TemporaryDirectory(prefix="zonelab-fio-") as d:
+        for test in (test_zbd_example, test_verify_across_runs, test_threads_share_an_image,
+                     test_block_image_trim, test_time_scale_and_stats, test_bad_input):
+            start = time.monotonic()
+            test(d)
+            print(f"{test.__name__}: {time.monotonic() - start:.1f} s", flush=True)
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("fio engine: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
