@@ -239,3 +239,11 @@ if [ -e /dev/fuse ]; then
       --rounds "$reps"
   done
 fi
+
+# 6. fio through libzonelab_fio.so against zonelab bench, the same jobs in
+#    virtual time, alternating rounds (docs/fio.md).
+if command -v fio >/dev/null && [ -f "$build/libzonelab_fio.so" ]; then
+  echo "== fio (zonelab_timing=off) vs zonelab bench, same job =="
+  python3 "$(dirname "$0")/../bench/fio_engine.py" "$build/zonelab" "$build/libzonelab_fio.so" \
+    --rounds "$reps"
+fi

@@ -271,6 +271,57 @@ number_ios=300
     check("replayed" not in info.stderr, f"the image was not closed: {info.stderr.strip()}")
 
 
+def test_killed_fio_leaves_a_consistent_image(d):
+    """fio killed (SIGKILL) in the middle of zbd random writes, again and again on
+    one image: it opens each time (the journal replayed), every zone holds
+    whole 64 KiB blocks, and a verify read of all written zones passes."""
+    image = create(os.path.join(d, "kill.img"))
+    job = f"""[global]
+ioengine=external:{ENGINE}
+filename={image}
+zonemode=zbd
+direct=1
+bs=64k
+iodepth=8
+max_open_zones=8
+[w]
+rw=randwrite
+size=24z
+verify=crc32c
+do_verify=0
+time_based
+runtime=30
+"""
+    path = os.path.join(d, "kill.fio")
+    with open(path, "w") as f:
+        f.write(job)
+    rng = __import__("random").Random(7)
+    replays = 0
+    for i in range(6):
+        proc = subprocess.Popen(["fio", path], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, cwd=d)
+        time.sleep(0.6 + rng.random() * 0.8)
+        proc.kill()
+        proc.wait()
+        info = zonelab("info", image)
+        if not check(info.returncode == 0, f"kill {i}: the image does not open: {info.stderr}"):
+            return
+        replays += "replayed" in info.stderr
+        written, _ = written_by_zone(image)
+        lba = lba_bytes(image)
+        check(all((w * lba) % (64 << 10) == 0 for w in written.values()),
+              f"kill {i}: a zone holds part of a 64 KiB write")
+    check(replays > 0, "no kill left commands in the journal (the kills came too late)")
+    # Every block written before the kills reads back with its checksum.
+    r, data = fio(job.replace("rw=randwrite", "rw=read").replace("time_based\nruntime=30\n", "")
+                  .replace("do_verify=0\n", ""), d, "kill-verify")
+    check(r.returncode == 0 and data and data["jobs"][0]["error"] == 0,
+          f"verify after kills: rc {r.returncode}: {r.stderr[-300:]}")
+    if data:
+        print(f"after 6 kills ({replays} replayed the journal): "
+              f"{data['jobs'][0]['read']['io_bytes'] >> 20} MiB verified", flush=True)
+
+
 def expect_refusal(d, name, job_text, words, image=None, extra=()):
     before = open(image, "rb").read() if image else None
     r, _ = fio(job_text, d, name, *extra)
@@ -334,7 +385,8 @@ def main():
     ZONELAB, ENGINE, FIO_SOURCE = (os.path.abspath(a) for a in sys.argv[1:4])
     with tempfile.TemporaryDirectory(prefix="zonelab-fio-") as d:
         for test in (test_zbd_example, test_verify_across_runs, test_threads_share_an_image,
-                     test_block_image_trim, test_time_scale_and_stats, test_bad_input):
+                     test_block_image_trim, test_time_scale_and_stats,
+                     test_killed_fio_leaves_a_consistent_image, test_bad_input):
             start = time.monotonic()
             test(d)
             print(f"{test.__name__}: {time.monotonic() - start:.1f} s", flush=True)

@@ -300,7 +300,10 @@ void JobQueue::commit() {
 }
 
 void JobQueue::on_complete(Command& command) {
-  std::lock_guard lock(mutex_);
+  // In virtual time the completion runs inside a step, under the image's
+  // lock, which then also guards done_; in real time on the device thread.
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  if (image_.realtime()) lock.lock();
   Slot& slot = *reinterpret_cast<Slot*>(command.user_tag);
   if (command.status != Status::kSuccess && slot.status == Status::kSuccess) {
     slot.status = command.status;
@@ -308,8 +311,6 @@ void JobQueue::on_complete(Command& command) {
   }
   if (--slot.remaining == 0) {
     done_.push_back(&slot);
-    done_size_.store(done_.size(), std::memory_order_release);
-    // In virtual time the reaper runs the completions itself.
     if (image_.realtime()) completed_.notify_one();
   }
 }
@@ -320,23 +321,23 @@ unsigned JobQueue::reap(unsigned min, unsigned max,
   if (max == 0) return 0;
   unsigned in_flight = outstanding_ - static_cast<unsigned>(pending_.size());
   min = std::min(min, in_flight);
+  std::unique_lock<std::mutex> lock;
   if (image_.realtime()) {
-    std::unique_lock lock(mutex_);
+    lock = std::unique_lock(mutex_);
     auto enough = [&] { return done_.size() >= min; };
     if (timeout) {
       completed_.wait_for(lock, *timeout, enough);
     } else {
       completed_.wait(lock, enough);
     }
-  } else if (done_size_.load(std::memory_order_acquire) < min) {
-    std::lock_guard sim(image_.sim_mutex_);
+  } else {
+    lock = std::unique_lock(image_.sim_mutex_);
     Simulator& simulator = image_.stack_->sim();
-    while (done_size_.load(std::memory_order_acquire) < min) {
+    while (done_.size() < min) {
       // Every command in flight completes after finitely many events.
       if (!simulator.step()) break;
     }
   }
-  std::lock_guard lock(mutex_);
   size_t take = std::min<size_t>(done_.size(), max);
   for (size_t i = 0; i < take; ++i) {
     Slot* slot = done_[i];
@@ -344,7 +345,6 @@ unsigned JobQueue::reap(unsigned min, unsigned max,
     free_.push_back(slot);
   }
   done_.erase(done_.begin(), done_.begin() + static_cast<ptrdiff_t>(take));
-  done_size_.store(done_.size(), std::memory_order_release);
   outstanding_ -= static_cast<unsigned>(take);
   return static_cast<unsigned>(take);
 }

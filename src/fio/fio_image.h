@@ -17,7 +17,6 @@
 // calls (through engine_abi.h), and the tests drive the same calls.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -106,11 +105,11 @@ class JobQueue final : private CompletionSink {
   unsigned outstanding_ = 0;
   std::vector<Event> events_;
 
-  std::mutex mutex_;  // done_ and the slots' completion fields
+  // done_ and the slots' completion fields: under mutex_ in real time,
+  // under the image's sim_mutex_ in virtual time.
+  std::mutex mutex_;
   std::condition_variable completed_;
   std::vector<Slot*> done_;
-  // done_.size(), for the stepping loop to read without the lock.
-  std::atomic<size_t> done_size_{0};
 };
 
 class SharedImage {
