@@ -235,7 +235,7 @@ size=1z
 """
     r, _ = fio(fill, d, "scale-fill")
     check(r.returncode == 0, f"fill: {r.stderr[-300:]}")
-    means = {}
+    means, mins = {}, {}
     for scale in (1, 4):
         stats = os.path.join(d, f"stats{scale}.json")
         job = f"""[global]
@@ -257,6 +257,7 @@ number_ios=300
             return
         read = data["jobs"][0]["read"]
         means[scale] = read["clat_ns"]["mean"]
+        mins[scale] = read["clat_ns"]["min"]
         counters = json.load(open(stats))
         host_read = counters["device"]["host_read_bytes"]
         check(counters["timing"] == "modeled", "stats: timing")
@@ -264,9 +265,14 @@ number_ios=300
         check(host_read == read["io_bytes"],
               f"stats: the device read {host_read} bytes, fio {read['io_bytes']}")
     ratio = means[4] / means[1]
+    fastest = mins[4] / mins[1]
     print(f"QD1 4 KiB read clat mean: {means[1] / 1e3:.1f} us at scale 1, "
-          f"{means[4] / 1e3:.1f} us at scale 4 ({ratio:.2f}x)", flush=True)
-    check(3.0 <= ratio <= 5.0, f"time scale 4 made reads {ratio:.2f}x as long")
+          f"{means[4] / 1e3:.1f} us at scale 4 ({ratio:.2f}x; fastest {fastest:.2f}x)", flush=True)
+    # A completion is never delivered before its modeled time: the fastest
+    # read stretches with the scale whatever the machine's load; a loaded
+    # host adds to the means, so their ratio only gets a loose bound.
+    check(3.0 <= fastest <= 4.5, f"time scale 4 made the fastest read {fastest:.2f}x as long")
+    check(2.0 <= ratio <= 6.0, f"time scale 4 made reads {ratio:.2f}x as long on average")
     info = zonelab("info", image)
     check("replayed" not in info.stderr, f"the image was not closed: {info.stderr.strip()}")
 
@@ -375,7 +381,10 @@ runtime=4
         f.write(busy)
     first = subprocess.Popen(["fio", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              cwd=d)
-    time.sleep(1.5)
+    # Until the first fio holds the image (zonelab itself says it is in use).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "in use" not in zonelab("info", image).stderr:
+        time.sleep(0.1)
     expect_refusal(d, "in-use", head + "[j]\nrw=read\nsize=1m\n", ["in use"])
     first.wait(timeout=60)
 
