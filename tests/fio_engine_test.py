@@ -16,7 +16,8 @@
 - zonelab_time_scale is honoured: QD1 reads take about four times as long
   at scale 4 as at scale 1; the image is closed cleanly (no journal replay)
   and zonelab_stats counts exactly the bytes fio moved.
-- Bad input: a zonesize that is not the image's, writes to a ZNS image
+- Bad input: a zonesize that is not the image's, an offset past the image's
+  end or not on an LBA, writes to a ZNS image
   without zonemode=zbd, a block size that is not whole LBAs, a missing
   image, an image in use by another process, bad engine options, two jobs
   on one image asking for different timing: fio exits non-zero with one
@@ -235,10 +236,13 @@ size=1z
 """
     r, _ = fio(fill, d, "scale-fill")
     check(r.returncode == 0, f"fill: {r.stderr[-300:]}")
-    means, mins = {}, {}
-    for scale in (1, 4):
-        stats = os.path.join(d, f"stats{scale}.json")
-        job = f"""[global]
+    # Three runs at each scale, alternating; the least median of each scale
+    # (the host's load only ever adds to a latency).
+    means = {1: [], 4: []}
+    for attempt in range(3):
+        for scale in (1, 4):
+            stats = os.path.join(d, f"stats{scale}.json")
+            job = f"""[global]
 ioengine=external:{ENGINE}
 filename={image}
 zonemode=zbd
@@ -250,29 +254,23 @@ rw=randread
 bs=4k
 iodepth=1
 size=1z
-number_ios=300
+number_ios=200
 """
-        r, data = fio(job, d, f"scale{scale}")
-        if not check(r.returncode == 0 and data, f"scale {scale}: {r.stderr[-300:]}"):
-            return
-        read = data["jobs"][0]["read"]
-        means[scale] = read["clat_ns"]["mean"]
-        mins[scale] = read["clat_ns"]["min"]
-        counters = json.load(open(stats))
-        host_read = counters["device"]["host_read_bytes"]
-        check(counters["timing"] == "modeled", "stats: timing")
-        check(read["io_bytes"] == 300 * 4096, f"read {read['io_bytes']} bytes")
-        check(host_read == read["io_bytes"],
-              f"stats: the device read {host_read} bytes, fio {read['io_bytes']}")
-    ratio = means[4] / means[1]
-    fastest = mins[4] / mins[1]
-    print(f"QD1 4 KiB read clat mean: {means[1] / 1e3:.1f} us at scale 1, "
-          f"{means[4] / 1e3:.1f} us at scale 4 ({ratio:.2f}x; fastest {fastest:.2f}x)", flush=True)
-    # A completion is never delivered before its modeled time: the fastest
-    # read stretches with the scale whatever the machine's load; a loaded
-    # host adds to the means, so their ratio only gets a loose bound.
-    check(3.0 <= fastest <= 4.5, f"time scale 4 made the fastest read {fastest:.2f}x as long")
-    check(2.0 <= ratio <= 6.0, f"time scale 4 made reads {ratio:.2f}x as long on average")
+            r, data = fio(job, d, f"scale{scale}")
+            if not check(r.returncode == 0 and data, f"scale {scale}: {r.stderr[-300:]}"):
+                return
+            read = data["jobs"][0]["read"]
+            means[scale].append(read["clat_ns"]["percentile"]["50.000000"])
+            counters = json.load(open(stats))
+            host_read = counters["device"]["host_read_bytes"]
+            check(counters["timing"] == "modeled", "stats: timing")
+            check(read["io_bytes"] == 200 * 4096, f"read {read['io_bytes']} bytes")
+            check(host_read == read["io_bytes"],
+                  f"stats: the device read {host_read} bytes, fio {read['io_bytes']}")
+    ratio = min(means[4]) / min(means[1])
+    print(f"QD1 4 KiB read clat median (least of 3): {min(means[1]) / 1e3:.1f} us at scale 1, "
+          f"{min(means[4]) / 1e3:.1f} us at scale 4 ({ratio:.2f}x)", flush=True)
+    check(2.5 <= ratio <= 6.0, f"time scale 4 made reads {ratio:.2f}x as long")
     info = zonelab("info", image)
     check("replayed" not in info.stderr, f"the image was not closed: {info.stderr.strip()}")
 
@@ -345,6 +343,10 @@ def test_bad_input(d):
     head = f"[global]\nioengine=external:{ENGINE}\nfilename={image}\ndirect=1\n"
     expect_refusal(d, "zonesize", head + "zonemode=zbd\nzonesize=128m\n[j]\nrw=write\nsize=1z\n",
                    ["zonesize", "does not match"], image)
+    expect_refusal(d, "offset-past-end", head + "zonemode=zbd\n[j]\nrw=write\noffset=100z\n"
+                   "size=1z\n", ["offset 6710886400 is past the end", "64 zones"], image)
+    expect_refusal(d, "offset-unaligned", head + "[j]\nrw=read\noffset=1000\nsize=1m\n",
+                   ["offset 1000", "4096-byte LBAs"], image)
     expect_refusal(d, "no-zbd", head + "[j]\nrw=randwrite\nbs=4k\nsize=1m\n",
                    ["zoned namespace", "zonemode=zbd"], image)
     expect_refusal(d, "bs", head + "zonemode=zbd\n[j]\nrw=write\nbs=6k\nsize=1z\n",
@@ -372,21 +374,29 @@ rw=randread
 bs=4k
 size=1z
 time_based
-runtime=4
+runtime=60
 """
     fill = head + "zonemode=zbd\nzonelab_timing=off\n[f]\nrw=write\nbs=128k\nsize=1z\n"
     fio(fill, d, "busy-fill")
     path = os.path.join(d, "busy.fio")
     with open(path, "w") as f:
         f.write(busy)
-    first = subprocess.Popen(["fio", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             cwd=d)
+    log = open(os.path.join(d, "busy.log"), "w")
+    first = subprocess.Popen(["fio", path], stdout=log, stderr=subprocess.STDOUT, cwd=d)
     # Until the first fio holds the image (zonelab itself says it is in use).
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and "in use" not in zonelab("info", image).stderr:
+    while "in use" not in zonelab("info", image).stderr:
+        if time.monotonic() > deadline or first.poll() is not None:
+            first.kill()
+            first.wait()
+            log.close()
+            check(False, f"the first fio never held the image: {open(log.name).read()[-600:]}")
+            return
         time.sleep(0.1)
     expect_refusal(d, "in-use", head + "[j]\nrw=read\nsize=1m\n", ["in use"])
+    first.terminate()
     first.wait(timeout=60)
+    log.close()
 
 
 def main():

@@ -146,7 +146,7 @@ static int zl_read_options(struct thread_data* td, struct zl_fio_options* out) {
 }
 
 /* A job's block sizes must be whole LBAs of the image. */
-static int zl_check_sizes(struct thread_data* td, const char* name,
+static int zl_check_sizes(struct thread_data* td, const char* name, uint64_t start,
                           const struct zl_fio_geometry* g) {
   char message[512];
   int ddir;
@@ -164,9 +164,15 @@ static int zl_check_sizes(struct thread_data* td, const char* name,
       }
     }
   }
-  if (td->o.start_offset % g->lba_bytes != 0) {
-    snprintf(message, sizeof(message), "%s: offset=%llu is not a whole number of %u-byte LBAs",
-             name, td->o.start_offset, g->lba_bytes);
+  if (start % g->lba_bytes != 0) {
+    snprintf(message, sizeof(message), "%s: offset %llu is not a whole number of %u-byte LBAs",
+             name, (unsigned long long)start, g->lba_bytes);
+    return zl_fail(td, EINVAL, message);
+  }
+  if (start >= g->size_bytes) {
+    snprintf(message, sizeof(message),
+             "%s: offset %llu is past the end of the image's %llu bytes (%u zones)", name,
+             (unsigned long long)start, (unsigned long long)g->size_bytes, g->zone_count);
     return zl_fail(td, EINVAL, message);
   }
   if (g->zoned && td->o.zone_mode != ZONE_MODE_ZBD && (td_write(td) || td_trim(td))) {
@@ -216,9 +222,11 @@ static int zl_setup(struct thread_data* td) {
       f->engine_data = image;
     }
     zl_fio_get_geometry(image, &g);
-    if (zl_check_sizes(td, f->file_name, &g)) return 1;
     f->real_file_size = g.size_bytes;
     fio_file_set_size_known(f);
+    /* The job's first offset, as fio works it out (offset=, a percentage,
+     * offset_increment for clones). */
+    if (zl_check_sizes(td, f->file_name, get_start_offset(td, f), &g)) return 1;
     /* fio asks the engine for zones only of a device, not of a file. */
     f->filetype = FIO_TYPE_BLOCK;
   }
@@ -235,6 +243,16 @@ static int zl_init(struct thread_data* td) {
   }
   if (job == NULL || job->image == NULL) {
     return zl_fail(td, EINVAL, "no image to run on (filename=IMAGE)");
+  }
+  /* Again now that fio has turned offsets in zones (offset=10z) into bytes. */
+  {
+    struct fio_file* f;
+    unsigned int i;
+    struct zl_fio_geometry g;
+    zl_fio_get_geometry(job->image, &g);
+    for_each_file(td, f, i) {
+      if (zl_check_sizes(td, f->file_name, get_start_offset(td, f), &g)) return 1;
+    }
   }
   job->events_size = td->o.iodepth > 0 ? td->o.iodepth : 1;
   job->events = calloc(job->events_size, sizeof(job->events[0]));
