@@ -185,6 +185,56 @@ TEST(FsRealtime, ManyThreadsKeepEveryFileWhole) {
   EXPECT_TRUE(again.fs->fsck(false).clean());
 }
 
+// A reader copying a file while its writer appends (RocksDB copying the live
+// write-ahead log for a checkpoint): whatever size it is told, it reads that
+// many bytes, and they are the writer's.
+TEST(FsRealtime, ATailReaderAlwaysReadsTheSizeItIsToldOfAFileBeingWritten) {
+  TestImage image;
+  Mounted m = fresh(image, test_mkfs_options(), MountOptions{}, realtime_off());
+  ASSERT_NE(m.fs, nullptr);
+  auto file = m.fs->open_write("/wal", {Lifetime::kShort, IoClass::kWal, false});
+  ASSERT_TRUE(file.ok());
+  const std::vector<uint8_t> all = pattern_bytes(5, 2u << 20);
+  std::atomic<bool> done{false};
+  std::atomic<int> errors{0};
+  std::atomic<int> copies{0};
+  std::thread copier([&] {
+    std::vector<uint8_t> back;
+    while (!done) {
+      auto st = m.fs->stat("/wal");
+      if (!st) continue;
+      auto reader = m.fs->open_read("/wal");
+      if (!reader) {
+        ++errors;
+        return;
+      }
+      back.assign(st->size, 0);
+      auto got = (*reader)->read(0, back.size(), back.data());
+      if (!got || *got != st->size || !std::equal(back.begin(), back.end(), all.begin())) ++errors;
+      ++copies;
+    }
+  });
+  uint64_t at = 0;
+  uint32_t step = 1;
+  std::string failed;
+  while (at < all.size() && failed.empty()) {
+    uint64_t n = std::min<uint64_t>(all.size() - at, 1 + (step * 7919) % 20000);
+    FsStatus ok = (*file)->append(all.data() + at, n);
+    at += n;
+    if (ok && step % 50 == 0) ok = (*file)->sync();
+    if (ok && step % 17 == 0) ok = (*file)->flush();
+    if (!ok) failed = ok.message();
+    ++step;
+  }
+  done = true;
+  copier.join();
+  ASSERT_EQ(failed, "");
+  ASSERT_TRUE((*file)->close().is_ok());
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(copies.load(), 0);
+  EXPECT_TRUE(read_file(*m.fs, "/wal") == all);
+}
+
 TEST(FsRealtime, ZenFsPlusStripesFromManyThreadsAndCompactionReadsWaitForFlushes) {
   // Eight groups; flushes and compactions striped over four, written from
   // three threads at once while a compaction reader reads everyone's

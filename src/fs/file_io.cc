@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "fs/zoned_fs.h"
+#include "zonelab/assert.h"
 
 namespace zonelab::fs {
 
@@ -260,6 +261,7 @@ FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
   decide_stripe();
   const uint64_t total = bytes;
   while (bytes > 0) {
+    // Past the published bytes: no reader looks here yet.
     uint64_t n = std::min(bytes, buffer_.size() - buffered_);
     std::memcpy(buffer_.data() + buffered_, data, n);
     buffered_ += n;
@@ -267,14 +269,24 @@ FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
     data += n;
     bytes -= n;
     if (buffered_ == buffer_.size()) {
+      {
+        std::lock_guard lock(fs_.mutex_);
+        publish_locked();  // readers read the full buffer while it goes out
+      }
       if (FsStatus ok = write_out(buffered_ / fs_.block_bytes(), buffered_); !ok) return ok;
+      std::lock_guard lock(fs_.mutex_);
       buffered_ = 0;
+      publish_locked();
     }
   }
   std::lock_guard lock(fs_.mutex_);
-  fs_.buffered_[id_] = buffered_;
+  publish_locked();
   fs_.counters_.appended_bytes[static_cast<size_t>(io_class_)] += total;
   return {};
+}
+
+void WritableFile::publish_locked() {
+  fs_.buffered_[id_] = ZonedFs::BufferedTail{buffer_.data(), size_ - buffered_, buffered_};
 }
 
 void WritableFile::decide_stripe() {
@@ -314,11 +326,12 @@ FsStatus WritableFile::flush() {
   uint64_t blocks = buffered_ / bs;
   if (blocks == 0) return {};
   if (FsStatus ok = write_out(blocks, blocks * bs); !ok) return ok;
+  // Moves published bytes: under the lock readers take.
+  std::lock_guard lock(fs_.mutex_);
   uint64_t rest = buffered_ - blocks * bs;
   std::memmove(buffer_.data(), buffer_.data() + blocks * bs, rest);
   buffered_ = rest;
-  std::lock_guard lock(fs_.mutex_);
-  fs_.buffered_[id_] = buffered_;
+  publish_locked();
   return {};
 }
 
@@ -332,11 +345,11 @@ FsStatus WritableFile::sync() {
     const uint64_t padded = (buffered_ + bs - 1) / bs * bs;
     std::memset(buffer_.data() + buffered_, 0, padded - buffered_);
     if (FsStatus ok = write_out(padded / bs, buffered_); !ok) return ok;
-    buffered_ = 0;
   }
   {
     std::lock_guard lock(fs_.mutex_);
-    fs_.buffered_[id_] = 0;
+    buffered_ = 0;
+    publish_locked();
     ++fs_.counters_.syncs;
   }
   return fs_.commit();
@@ -361,6 +374,7 @@ FsStatus WritableFile::truncate(uint64_t size) {
     r.mtime_ns = fs_.now_ns();
     if (FsStatus ok = fs_.apply_for_file(r, id_); !ok) return ok;
     size_ = size;
+    publish_locked();
   }
   if (FsStatus ok = fs_.commit(); !ok) return ok;
   return fs_.reset_freed();
@@ -398,7 +412,7 @@ ReadableFile::~ReadableFile() { fs_.release_file(id_); }
 uint64_t ReadableFile::size() const {
   std::lock_guard lock(fs_.mutex_);
   const FileNode* node = fs_.meta_.file(id_);
-  return node == nullptr ? 0 : node->size;
+  return node == nullptr ? 0 : fs_.readable_size_locked(*node);
 }
 
 FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* out,
@@ -412,6 +426,7 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
   };
   std::vector<Piece> pieces;
   std::vector<Extent> pinned;
+  uint64_t tail_bytes = 0;  // read from an open writer's buffer
   {
     std::unique_lock lock(fs_.mutex_);
     // A compaction's read waits while a flush writes in the group it reads
@@ -440,8 +455,21 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
       }
     }
     const FileNode* node = fs_.meta_.file(id_);
-    if (node == nullptr || offset >= node->size || bytes == 0) return uint64_t{0};
-    bytes = std::min(bytes, node->size - offset);
+    if (node == nullptr || bytes == 0) return uint64_t{0};
+    const uint64_t readable = fs_.readable_size_locked(*node);
+    if (offset >= readable) return uint64_t{0};
+    bytes = std::min(bytes, readable - offset);
+    // An open writer's bytes past the device's: copied from its buffer now,
+    // under the lock it changes them under.
+    if (offset + bytes > node->size) {
+      const ZonedFs::BufferedTail& tail = fs_.buffered_.at(id_);
+      uint64_t from = std::max(offset, node->size);
+      ZL_ASSERT(from >= tail.offset && offset + bytes <= tail.end());
+      std::memcpy(out + (from - offset), tail.data + (from - tail.offset), offset + bytes - from);
+      tail_bytes = offset + bytes - from;
+      bytes = from - offset;
+      if (bytes == 0) return tail_bytes;
+    }
     uint64_t file_offset = 0;
     for (const Extent& e : node->extents) {
       uint64_t end = file_offset + e.length;
@@ -510,7 +538,7 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
     fs_.unpin(pinned);
   }
   if (!status) return status;
-  return done;
+  return done + tail_bytes;
 }
 
 FsResult<uint64_t> ReadableFile::read_next(uint64_t bytes, uint8_t* out) {

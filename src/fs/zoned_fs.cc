@@ -1020,6 +1020,12 @@ FsResult<std::vector<std::string>> ZonedFs::list(const std::string& dir) const {
   return meta_.children(dir);
 }
 
+uint64_t ZonedFs::readable_size_locked(const FileNode& node) const {
+  auto it = buffered_.find(node.id);
+  if (it == buffered_.end()) return node.size;
+  return std::max(node.size, it->second.end());
+}
+
 FsResult<FileStat> ZonedFs::stat(const std::string& path) const {
   if (FsStatus ok = check_path(path); !ok) return ok;
   std::lock_guard lock(mutex_);
@@ -1031,8 +1037,7 @@ FsResult<FileStat> ZonedFs::stat(const std::string& path) const {
   const FileNode* node = meta_.lookup(path);
   if (node == nullptr) return FsStatus(Code::kNotFound, fmt::format("no file {}", path));
   st.id = node->id;
-  st.size = node->size;
-  if (auto it = buffered_.find(node->id); it != buffered_.end()) st.size += it->second;
+  st.size = readable_size_locked(*node);
   st.mtime_ns = node->mtime_ns;
   st.nlink = node->nlink;
   st.lifetime = node->lifetime;
@@ -1202,7 +1207,7 @@ FsResult<std::unique_ptr<WritableFile>> ZonedFs::open_write(const std::string& p
     if (existing != nullptr && options.append) {
       FileId id = existing->id;
       meta_.hold(id);
-      buffered_[id] = 0;
+      buffered_[id] = BufferedTail{nullptr, existing->size, 0};
       if (!superblock_.tenants.empty()) writer_room_[id] = room;
       ++handles_;
       file.reset(
@@ -1231,7 +1236,7 @@ FsResult<std::unique_ptr<WritableFile>> ZonedFs::open_write(const std::string& p
     if (FsStatus ok = apply_locked(linked); !ok) return ok;
     ++counters_.files_created;
     meta_.hold(created.id);
-    buffered_[created.id] = 0;
+    buffered_[created.id] = BufferedTail{};
     if (!superblock_.tenants.empty()) writer_room_[created.id] = room;
     ++handles_;
     file.reset(new WritableFile(*this, created.id, 0, options.lifetime, options.io_class));

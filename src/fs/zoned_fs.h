@@ -493,10 +493,23 @@ class ZonedFs {
   mutable std::mutex mutex_;         // everything below
   std::condition_variable changed_;  // tokens or zones freed, readers gone
   Metadata meta_;
-  std::vector<uint8_t> pending_;           // encoded records not yet in the journal
-  uint64_t applied_seq_ = 0;               // journaled records applied since mount
-  uint64_t durable_seq_ = 0;               // of those, in the journal
-  std::map<FileId, uint64_t> buffered_;    // bytes open writers hold unwritten
+  std::vector<uint8_t> pending_;  // encoded records not yet in the journal
+  uint64_t applied_seq_ = 0;      // journaled records applied since mount
+  uint64_t durable_seq_ = 0;      // of those, in the journal
+  // Each open writer's bytes not yet on the device, which readers read from
+  // its buffer as they would from a file system's page cache: `data` holds
+  // the file's bytes [offset, offset + bytes). A writer changes those bytes
+  // only under mutex_, and publishes here what it buffered.
+  struct BufferedTail {
+    const uint8_t* data = nullptr;
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+    uint64_t end() const { return offset + bytes; }
+  };
+  std::map<FileId, BufferedTail> buffered_;
+  // The bytes a reader sees of a file: the device's, and an open writer's
+  // buffered ones after them (under mutex_).
+  uint64_t readable_size_locked(const FileNode& node) const;
   std::map<FileId, SetMask> writer_room_;  // with tenants: each open writer's sets
   std::set<std::string> locked_;
   FsCounters counters_;  // device_written_bytes: what earlier mounts wrote
@@ -543,6 +556,8 @@ class WritableFile {
   // At the first write: the stripe width the policy gives this file (its
   // hints are set by then), and a buffer of a whole stripe.
   void decide_stripe();
+  // Under the file system's mutex: shows readers what the buffer holds.
+  void publish_locked();
 
   ZonedFs& fs_;
   FileId id_;

@@ -101,6 +101,48 @@ TEST(ZonedFs, ASyncPadsTheLastBlockAndTheSizeIsExact) {
   EXPECT_EQ(m.fs->counters().syncs, 6u);  // and the one close makes
 }
 
+// As on a POSIX file system: what a writer appended is what another opener
+// reads and what stat says, synced or not (RocksDB's checkpoints and backups
+// copy the live write-ahead log to the size they are told).
+TEST(ZonedFs, ReadersSeeEveryAppendedByteOfAFileBeingWritten) {
+  TestImage image;
+  Mounted m = fresh(image);
+  auto file = m.fs->open_write("/wal", {Lifetime::kShort, IoClass::kWal, false});
+  ASSERT_TRUE(file.ok());
+  std::vector<uint8_t> all;
+  // Small appends, a sync in the middle, then past a whole write buffer.
+  for (int i = 0; i < 40; ++i) {
+    std::vector<uint8_t> part = pattern_bytes(i, i == 30 ? (1u << 20) + 777 : 100 + 37 * i);
+    ASSERT_TRUE((*file)->append(part.data(), part.size()).is_ok());
+    if (i == 10) {
+      ASSERT_TRUE((*file)->sync().is_ok());
+    }
+    if (i == 20) {
+      ASSERT_TRUE((*file)->flush().is_ok());
+    }
+    all.insert(all.end(), part.begin(), part.end());
+    ASSERT_EQ(m.fs->stat("/wal")->size, all.size()) << i;
+    auto reader = m.fs->open_read("/wal");
+    ASSERT_TRUE(reader.ok());
+    ASSERT_EQ((*reader)->size(), all.size());
+    std::vector<uint8_t> back(all.size() + 10);
+    auto got = (*reader)->read(0, back.size(), back.data());
+    ASSERT_TRUE(got.ok());
+    ASSERT_EQ(*got, all.size()) << i;
+    back.resize(*got);
+    ASSERT_TRUE(back == all) << i;
+    // A read that starts on the device and ends in the buffer.
+    if (all.size() > 5000) {
+      std::vector<uint8_t> middle(4000);
+      uint64_t at = all.size() - 4500;
+      ASSERT_EQ(*(*reader)->read(at, middle.size(), middle.data()), middle.size());
+      ASSERT_TRUE(std::equal(middle.begin(), middle.end(), all.begin() + at)) << i;
+    }
+  }
+  ASSERT_TRUE((*file)->close().is_ok());
+  EXPECT_EQ(read_file(*m.fs, "/wal"), all);
+}
+
 TEST(ZonedFs, EverythingSurvivesAnUnmount) {
   TestImage image;
   std::vector<uint8_t> one = pattern_bytes(1, 5000);
