@@ -15,8 +15,11 @@
 #include "conv/ftl_state.h"
 #include "flash/flash_state.h"
 #include "stack/command_record.h"
+#include "stack/stack.h"
 #include "store/image.h"
 #include "workload/job.h"
+#include "workload/replay.h"
+#include "workload/trace.h"
 #include "zns/block_map_state.h"
 #include "zonelab/config.h"
 
@@ -191,6 +194,55 @@ void check_job(const JobSpec& job) {
 }
 
 }  // namespace
+
+int fuzz_trace(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto trace = parse_trace_text(text);
+  if (!trace) {
+    fuzz_check_message("trace", trace.error());
+    return 0;
+  }
+  uint64_t last_time = 0;
+  for (const TraceOp& op : trace->ops) {
+    if (op.line == 0) fuzz_violated("trace", "an operation without its line");
+    if ((op.kind == TraceOpKind::kRead || op.kind == TraceOpKind::kWrite ||
+         op.kind == TraceOpKind::kTrim) &&
+        (op.length_bytes == 0 || op.offset_bytes > UINT64_MAX - op.length_bytes)) {
+      fuzz_violated("trace", "an operation of no bytes or past 2^64");
+    }
+    last_time = std::max(last_time, op.time_ns);
+  }
+  if (trace->ops.size() > 2000 || last_time > 10'000'000'000ull) return 0;  // keep runs short
+  for (const char* interface : {"block", "zns"}) {
+    Config c = *preset_config("small");
+    for (const char* kv :
+         {"store.backing=none", "flash.channels=1", "flash.dies_per_channel=1",
+          "zns.channels_per_zone=1", "zns.dies_per_zone=1", "zns.max_open=4", "zns.max_active=4"}) {
+      if (!apply_override(c, kv).ok()) fuzz_violated("trace", std::string("bad config ") + kv);
+    }
+    if (!apply_override(c, std::string("interface=") + interface).ok()) {
+      fuzz_violated("trace", "bad interface");
+    }
+    auto stack = Stack::make(c);
+    if (!stack) fuzz_violated("trace", "no stack: " + stack.error());
+    auto checked = check_trace(*trace, (*stack)->info(), (*stack)->device());
+    if (!checked) {
+      fuzz_check_message("trace", checked.error());
+      continue;
+    }
+    for (bool timestamps : {true, false}) {
+      ReplayOptions o;
+      o.timestamps = timestamps;
+      o.iodepth = 4;
+      ReplayResult r = replay_trace((*stack)->device(), (*stack)->sim(), *trace, o);
+      uint64_t done = r.read.ops + r.write.ops + r.trim.ops + r.flush.ops;
+      uint64_t asked = 0;
+      for (const TraceOp& op : trace->ops) asked += op.kind != TraceOpKind::kWait;
+      if (done != asked) fuzz_violated("trace", "an operation did not complete");
+    }
+  }
+  return 0;
+}
 
 int fuzz_job_file(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -31,6 +31,12 @@ int fuzz_config_toml(const uint8_t* data, size_t size);
 // calls abort().
 int fuzz_job_file(const uint8_t* data, size_t size);
 
+// The bytes as an I/O trace (workload/trace.h): refused in one line, or
+// taken with every operation inside the bounds it promises; a taken trace
+// is checked against a small block and a small zoned device and, where the
+// check passes, replayed without a crash, every operation completing.
+int fuzz_trace(const uint8_t* data, size_t size);
+
 // The zoned file system's journal records (fs/metadata.h): what decodes
 // encodes back to the same bytes; applied in turn, each is taken or refused
 // with one line, and a snapshot rebuilds what was taken.

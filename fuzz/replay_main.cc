@@ -99,6 +99,7 @@ Target target_named(std::string_view name) {
   if (name == "image") return fuzz_image_decode;
   if (name == "config") return fuzz_config_toml;
   if (name == "job") return fuzz_job_file;
+  if (name == "trace") return fuzz_trace;
   if (name == "fs_records") return fuzz_fs_records;
   if (name == "fs_superblock") return fuzz_fs_superblock;
   if (name == "fs_journal") return fuzz_fs_journal;
@@ -359,7 +360,8 @@ int usage() {
       stderr,
       "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
       "       zonelab_fuzz_replay --target "
-      "image|config|job|fs_records|fs_superblock|fs_journal|fs_journal_damage|fs_policy FILE...\n"
+      "image|config|job|trace|fs_records|fs_superblock|fs_journal|fs_journal_damage|fs_policy "
+      "FILE...\n"
       "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
 }
@@ -378,6 +380,7 @@ int run(std::vector<std::string_view> args) {
     bool found = run_dir(fuzz_image_decode, corpus / "image", verbose, tally);
     found = run_dir(fuzz_config_toml, corpus / "config", verbose, tally) && found;
     found = run_dir(fuzz_job_file, corpus / "job", verbose, tally) && found;
+    found = run_dir(fuzz_trace, corpus / "trace", verbose, tally) && found;
     found = run_dir(fuzz_fs_records, corpus / "fs_records", verbose, tally) && found;
     found = run_dir(fuzz_fs_superblock, corpus / "fs_superblock", verbose, tally) && found;
     found = run_dir(fuzz_fs_journal, corpus / "fs_journal", verbose, tally) && found;

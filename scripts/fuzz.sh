@@ -5,7 +5,7 @@
 # (fuzz/<target>.dict: tokens, nesting shapes) is run with -dict=.
 #
 #   FUZZ_SECONDS=60        time per target
-#   FUZZ_TARGETS="image config job fs_records fs_superblock fs_journal fs_journal_damage fs_policy"
+#   FUZZ_TARGETS="image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy"
 #   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
 #   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
 #   FUZZ_CXX=clang++
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"image config job fs_records fs_superblock fs_journal fs_journal_damage fs_policy"}
+targets=${FUZZ_TARGETS:-"image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy"}
 out=${FUZZ_OUT:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
 mkdir -p "$out/obj" "$out/artifacts"
@@ -32,7 +32,8 @@ libs=(-lfmt -ltomlplusplus -pthread)
 # change (a struct's layout) must not leave objects that disagree.
 # Each layer's image-section codec sits beside its layer (docs/image-format.md).
 # The file system's targets run it on a whole device stack.
-mapfile -t sources < <(ls src/common/*.cc src/store/*.cc src/workload/job.cc fuzz/fuzz_targets.cc \
+mapfile -t sources < <(ls src/common/*.cc src/store/*.cc src/workload/job.cc src/workload/trace.cc \
+  src/workload/replay.cc src/workload/runner.cc fuzz/fuzz_targets.cc \
   fuzz/fs_fuzz_targets.cc src/sim/*.cc src/flash/*.cc src/controller/*.cc src/zns/*.cc \
   src/conv/*.cc src/host/*.cc src/stack/*.cc src/fs/*.cc | grep -v '_test\.cc$')
 newest_header=$(ls -t include/zonelab/*.h src/*/*.h fuzz/*.h | head -n 1)
@@ -53,6 +54,7 @@ for target in $targets; do
     image) function=fuzz_image_decode ;;
     config) function=fuzz_config_toml ;;
     job) function=fuzz_job_file ;;
+    trace) function=fuzz_trace ;;
     fs_records) function=fuzz_fs_records ;;
     fs_superblock) function=fuzz_fs_superblock ;;
     fs_journal) function=fuzz_fs_journal ;;

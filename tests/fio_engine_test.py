@@ -16,6 +16,9 @@
 - zonelab_time_scale is honoured: QD1 reads take about four times as long
   at scale 4 as at scale 1; the image is closed cleanly (no journal replay)
   and zonelab_stats counts exactly the bytes fio moved.
+- fio's own write_iolog of a zbd job and of a random mix on a block image,
+  replayed by `zonelab replay` on fresh images: the same operations, and on
+  ZNS the same write pointers.
 - Bad input: a zonesize that is not the image's, an offset past the image's
   end or not on an LBA, writes to a ZNS image
   without zonemode=zbd, a block size that is not whole LBAs, a missing
@@ -326,6 +329,39 @@ runtime=30
               f"{data['jobs'][0]['read']['io_bytes'] >> 20} MiB verified", flush=True)
 
 
+def test_iologs_fio_writes_replay(d):
+    """fio's own write_iolog (version 3) of a zbd write job and of a random
+    mix on a block image, replayed by `zonelab replay` on fresh images: the
+    same operations, and on ZNS the same write pointers."""
+    for name, sets, job in (
+            ("zbd", [], "zonemode=zbd\nrw=write\nbs=64k\nsize=3z\niodepth=4\n"),
+            ("block", ["interface=block"], "rw=randrw\nbs=8k\nsize=16m\niodepth=8\n")):
+        a = create(os.path.join(d, f"log-{name}-a.img"), *sets)
+        b = create(os.path.join(d, f"log-{name}-b.img"), *sets)
+        log = os.path.join(d, f"{name}.iolog")
+        r, data = fio(f"[global]\nioengine=external:{ENGINE}\nfilename={a}\ndirect=1\n"
+                      f"zonelab_timing=off\n[j]\nwrite_iolog={log}\n{job}", d, f"log-{name}")
+        if not check(r.returncode == 0 and data, f"{name}: fio: {r.stderr[-300:]}"):
+            continue
+        job_out = data["jobs"][0]
+        rep = zonelab("replay", b, log, "--json", "--no-wall-clock", "--quiet")
+        if not check(rep.returncode == 0, f"{name}: replay: {rep.stderr.strip()}"):
+            continue
+        out = json.loads(rep.stdout)
+        check(out["trace"]["format"] == "fio iolog v3", f"{name}: {out['trace']['format']}")
+        check(out["write"]["ops"] == job_out["write"]["total_ios"]
+              and out["read"]["ops"] == job_out["read"]["total_ios"],
+              f"{name}: replayed {out['read']['ops']}/{out['write']['ops']} reads/writes, "
+              f"fio did {job_out['read']['total_ios']}/{job_out['write']['total_ios']}")
+        check(out["errors"] == 0, f"{name}: replay errors: {out.get('first_error')}")
+        if name == "zbd":
+            check(written_by_zone(a)[0] == written_by_zone(b)[0],
+                  "the replay left other write pointers than fio")
+        print(f"{name}: fio's iolog of {job_out['read']['total_ios']} reads and "
+              f"{job_out['write']['total_ios']} writes replayed in "
+              f"{out['virtual_time_ns'] / 1e6:.1f} ms of device time", flush=True)
+
+
 def expect_refusal(d, name, job_text, words, image=None, extra=()):
     before = open(image, "rb").read() if image else None
     r, _ = fio(job_text, d, name, *extra)
@@ -405,7 +441,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="zonelab-fio-") as d:
         for test in (test_zbd_example, test_verify_across_runs, test_threads_share_an_image,
                      test_block_image_trim, test_time_scale_and_stats,
-                     test_killed_fio_leaves_a_consistent_image, test_bad_input):
+                     test_killed_fio_leaves_a_consistent_image, test_iologs_fio_writes_replay,
+                     test_bad_input):
             start = time.monotonic()
             test(d)
             print(f"{test.__name__}: {time.monotonic() - start:.1f} s", flush=True)

@@ -21,6 +21,7 @@
 #include "tools/fs_command.h"
 #include "tools/interference_command.h"
 #include "tools/kv_command.h"
+#include "tools/replay_command.h"
 #include "tools/serve_command.h"
 
 namespace zonelab::cli {
@@ -172,6 +173,8 @@ int main_impl(int argc, char** argv) {
 
   BenchOptions bench_options;
   add_bench_command(app, bench_options);
+  ReplayCommandOptions replay_options;
+  add_replay_command(app, replay_options);
   InterferenceOptions interference_options;
   add_interference_command(app, interference_options);
 
@@ -236,6 +239,7 @@ int main_impl(int argc, char** argv) {
   }
   if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
+  if (app.got_subcommand("replay")) return run_replay_command(replay_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
   if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
   if (!fs_request.command.empty()) return run_fs_command(fs_request);
