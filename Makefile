@@ -10,7 +10,7 @@ PYTHON ?= python3
 VENV ?= .venv
 
 .PHONY: all deps configure build test demo bench fuzz format format-check tsan clean \
-	plot-deps experiments experiments-quick experiments-check
+	plot-deps experiments experiments-quick experiments-check install-python
 
 all: build
 
@@ -46,6 +46,13 @@ tsan: deps
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
 	  $(TSAN_BUILD)/zonelab_concurrency_tests --gtest_filter='Realtime*:StackRealtime*:FsRealtime*' \
 	  --gtest_brief=1
+
+# `import zonelab` from anywhere for Debian's python3 (and this user): a
+# zonelab.pth in its user site-packages naming build/python (docs/python.md).
+install-python: build
+	@site=$$(/usr/bin/python3 -m site --user-site) && mkdir -p "$$site" && \
+	  echo "$(abspath $(BUILD))/python" > "$$site/zonelab.pth" && \
+	  echo "install-python: $$site/zonelab.pth -> $(abspath $(BUILD))/python"
 
 demo: build
 	scripts/demo.sh $(BUILD)/zonelab

@@ -24,6 +24,8 @@ packages=(
   # `zonelab serve` (libfuse 3, fusermount3) and `zonelab vm`: User-Mode
   # Linux, the kernel file systems' tools, and modprobe for UML's modules
   libfuse3-dev fuse3 user-mode-linux e2fsprogs xfsprogs f2fs-tools btrfs-progs kmod
+  # the Python module (pybind11 for Debian's python3) and its tests (pytest)
+  pybind11-dev python3-dev python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do
