@@ -62,11 +62,10 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# shellcheck source=scripts/deb-src.sh
+. "$(dirname "${BASH_SOURCE[0]}")/deb-src.sh"
+
 # --- packages ---------------------------------------------------------------
-installed_version() {
-  dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
-    sed -n 's/^install ok installed //p'
-}
 packages=(dpkg-dev g++ librocksdb-dev)
 missing=()
 for p in "${packages[@]}"; do
@@ -86,21 +85,9 @@ for p in librocksdb-dev librocksdb7.8; do
 done
 
 # --- source -------------------------------------------------------------------
-has_source() {
-  apt-cache showsrc rocksdb 2>/dev/null | grep -qx "Version: $kVersion"
-}
-# shellcheck source=scripts/deb-src.sh
-. "$(dirname "${BASH_SOURCE[0]}")/deb-src.sh"
 src_dir="$cache_dir/source/rocksdb-$kUpstream"
 if [ ! -f "$src_dir/db_stress_tool/db_stress.cc" ]; then
-  if ! has_source; then
-    add_deb_src
-    has_source || { say "apt has no source for rocksdb $kVersion"; exit 1; }
-  fi
-  say "fetching rocksdb $kVersion source into $cache_dir/source"
-  rm -rf "$cache_dir/source"
-  mkdir -p "$cache_dir/source"
-  (cd "$cache_dir/source" && apt-get source -qq "rocksdb=$kVersion" >&2)
+  fetch_source rocksdb "$kVersion" "$cache_dir/source"
   [ -f "$src_dir/db_stress_tool/db_stress.cc" ] || { say "no $src_dir after apt-get source"; exit 1; }
 fi
 

@@ -21,10 +21,8 @@ say() { echo "fio-source: $*" >&2; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-installed_version() {
-  dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
-    sed -n 's/^install ok installed //p'
-}
+# shellcheck source=scripts/deb-src.sh
+. "$(dirname "${BASH_SOURCE[0]}")/deb-src.sh"
 
 missing=()
 [ -n "$(installed_version fio)" ] || missing+=(fio)
@@ -56,19 +54,7 @@ if [ -f "$src_dir/config-host.h" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "
   exit 0
 fi
 
-# shellcheck source=scripts/deb-src.sh
-. "$(dirname "${BASH_SOURCE[0]}")/deb-src.sh"
-has_source() {
-  apt-cache showsrc fio 2>/dev/null | grep -qx "Version: $version"
-}
-if ! has_source; then
-  add_deb_src
-  has_source || { say "apt has no source for fio $version"; exit 1; }
-fi
-say "fetching fio $version source into $cache_dir/source"
-rm -rf "$cache_dir/source"
-mkdir -p "$cache_dir/source"
-(cd "$cache_dir/source" && apt-get source -qq "fio=$version" >&2)
+fetch_source fio "$version" "$cache_dir/source"
 [ -f "$src_dir/ioengines.h" ] || { say "no $src_dir/ioengines.h after apt-get source"; exit 1; }
 
 say "configuring fio $upstream (./configure --disable-native --prefix=/usr)"

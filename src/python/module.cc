@@ -73,22 +73,10 @@ Config config_of(const std::string& preset, const std::map<std::string, std::str
   return c;
 }
 
-Json jobs_json(const RunResult& run, uint64_t lba_bytes) {
-  (void)lba_bytes;
+Json jobs_json(const RunResult& run) {
   Json out;
   Json list = Json::array();
-  for (const JobResult& r : run.jobs) {
-    Json j;
-    j["name"] = r.spec.name;
-    j["ops"] = r.ops;
-    j["bytes"] = r.bytes;
-    j["iops"] = r.iops();
-    j["bw_bytes_per_s"] = r.seconds() > 0 ? static_cast<double>(r.bytes) / r.seconds() : 0.0;
-    j["lat_ns"] = latency_json(r.latency_ns);
-    j["errors"] = r.errors;
-    if (r.errors != 0) j["first_error"] = r.first_error;
-    list.push_back(j);
-  }
+  for (const JobResult& r : run.jobs) list.push_back(job_result_json(r));
   out["jobs"] = list;
   out["virtual_time_ns"] = run.end_ns - run.start_ns;
   out["commands"] = run.commands;
@@ -231,7 +219,7 @@ class Device {
       py::gil_scoped_release unlocked;
       run = run_jobs(s.device(), s.sim(), *jobs, s.config().seed);
     }
-    Json out = jobs_json(run, s.info().lba_size_bytes);
+    Json out = jobs_json(run);
     uint64_t span = run.end_ns - run.start_ns;
     s.inspect([&](const ModeledDevice& d) { out["device"] = device_counters_json(d, span); });
     return to_python(out);
@@ -253,19 +241,7 @@ class Device {
       py::gil_scoped_release unlocked;
       r = replay_trace(s.device(), s.sim(), *trace, o);
     }
-    auto kind = [](const ReplayResult::Kind& k) {
-      return Json{{"ops", k.ops}, {"bytes", k.bytes}, {"lat_ns", latency_json(k.latency_ns)}};
-    };
-    Json out{{"read", kind(r.read)},
-             {"write", kind(r.write)},
-             {"trim", kind(r.trim)},
-             {"flush", kind(r.flush)},
-             {"virtual_time_ns", r.end_ns - r.start_ns},
-             {"commands", r.commands},
-             {"delayed", r.delayed},
-             {"widened", r.widened},
-             {"errors", r.errors}};
-    return to_python(out);
+    return to_python(replay_result_json(r));
   }
 
   void close() {

@@ -17,50 +17,6 @@
 namespace zonelab::cli {
 namespace {
 
-// randrw's reads or writes alone, over the job's time.
-Json direction_json(const JobResult& r, const JobResult::Direction& d) {
-  double seconds = r.seconds();
-  return Json{
-      {"ops", d.ops},
-      {"bytes", d.bytes},
-      {"iops", seconds > 0 ? std::round(static_cast<double>(d.ops) / seconds * 1e3) / 1e3 : 0.0},
-      {"bw_bytes_per_s", seconds > 0 ? std::llround(static_cast<double>(d.bytes) / seconds) : 0},
-      {"lat_ns", latency_json(d.latency_ns)}};
-}
-
-Json job_json(const JobResult& r) {
-  Json j;
-  j["name"] = r.spec.name;
-  j["rw"] = std::string(job_kind_name(r.spec.kind));
-  j["bs"] = r.spec.block_size_bytes;
-  j["iodepth"] = r.spec.iodepth;
-  j["numjobs"] = r.spec.numjobs;
-  j["ops"] = r.ops;
-  j["bytes"] = r.bytes;
-  j["iops"] = std::round(r.iops() * 1000.0) / 1000.0;
-  j["bw_bytes_per_s"] = std::llround(r.bandwidth_bytes_per_s());
-  j["lat_ns"] = latency_json(r.latency_ns);
-  j["start_ns"] = r.start_ns;
-  j["end_ns"] = r.end_ns;
-  j["resets"] = r.resets;
-  if (r.resets != 0) j["reset_lat_ns"] = latency_json(r.reset_latency_ns);
-  if (r.flushes != 0) {
-    j["flushes"] = r.flushes;
-    j["flush_lat_ns"] = latency_json(r.flush_latency_ns);
-  }
-  j["errors"] = r.errors;
-  if (r.errors != 0) j["first_error"] = r.first_error;
-  if (r.spec.log_interval_ns != 0) {
-    j["bw_log"] = {{"interval_ns", r.bw_log_interval_ns}, {"bytes", r.bw_log}};
-  }
-  if (r.spec.kind == JobKind::kRandRw) {
-    j["rwmixread"] = r.spec.rwmixread_percent;
-    j["read"] = direction_json(r, r.reads);
-    j["write"] = direction_json(r, r.writes);
-  }
-  return j;
-}
-
 void print_realtime(const RealtimeOptions& options, const RealtimeStats& stats) {
   fmt::print("real time: timing {}, time scale {:g}, {} completions\n", timing_name(options.timing),
              options.time_scale, stats.completions);
@@ -358,15 +314,9 @@ int run_bench(const BenchOptions& o) {
   stack.defer_durability();
   stack.reset_stats();
   auto wall_start = std::chrono::steady_clock::now();
-  auto last_report = wall_start;
+  ProgressThrottle throttle(o.quiet);
   ProgressFn progress = [&](uint64_t virtual_ns, uint64_t commands) {
-    if (o.quiet) return;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_report < std::chrono::seconds(2)) return;
-    last_report = now;
-    fmt::print(stderr, "progress: virtual {:.3f} s, {} commands, {:.0f} s wall\n",
-               static_cast<double>(virtual_ns) / 1e9, commands,
-               std::chrono::duration<double>(now - wall_start).count());
+    print_virtual_progress(throttle, virtual_ns, commands);
   };
   RunResult run;
   RealtimeStats realtime_stats;
@@ -403,7 +353,7 @@ int run_bench(const BenchOptions& o) {
   if (json) {
     Json out = status_json(first_status);
     Json job_list = Json::array();
-    for (const auto& r : run.jobs) job_list.push_back(job_json(r));
+    for (const auto& r : run.jobs) job_list.push_back(job_result_json(r));
     out["jobs"] = job_list;
     out["device"] = dev;
     out["scheduler"] = stack.scheduler();

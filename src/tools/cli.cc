@@ -94,6 +94,24 @@ void fill_pattern(uint64_t seed, uint64_t lba, uint8_t* out, uint64_t lba_size) 
   }
 }
 
+bool ProgressThrottle::due() {
+  if (quiet_) return false;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::seconds(2)) return false;
+  last_ = now;
+  return true;
+}
+
+double ProgressThrottle::wall_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void print_virtual_progress(ProgressThrottle& throttle, uint64_t virtual_ns, uint64_t commands) {
+  if (!throttle.due()) return;
+  fmt::print(stderr, "progress: virtual {:.3f} s, {} commands, {:.0f} s wall\n",
+             static_cast<double>(virtual_ns) / 1e9, commands, throttle.wall_s());
+}
+
 Json status_json(Status status) {
   Json j;
   j["status"] = std::string(status_name(status));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,24 @@ Result<Config> resolve_config(const ConfigOptions& options, bool check = true);
 
 // Deterministic contents of LBA `lba` for pattern `seed` (lba_size bytes).
 void fill_pattern(uint64_t seed, uint64_t lba, uint8_t* out, uint64_t lba_size);
+
+// Progress on stderr for a long run: a line at most every 2 s of wall time
+// (none when quiet). `due()` says whether one is due now; `wall_s()` is the
+// time since the run began.
+class ProgressThrottle {
+ public:
+  explicit ProgressThrottle(bool quiet)
+      : quiet_(quiet), start_(std::chrono::steady_clock::now()), last_(start_) {}
+  bool due();
+  double wall_s() const;
+
+ private:
+  bool quiet_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+// bench's and replay's line: "progress: virtual X s, N commands, W s wall".
+void print_virtual_progress(ProgressThrottle& throttle, uint64_t virtual_ns, uint64_t commands);
 
 // {"status","sct","sc"} for a status.
 Json status_json(Status status);

@@ -234,15 +234,10 @@ int run_interference_command(const InterferenceOptions& o) {
     if (!csv) return bad_input(fmt::format("{}: cannot write the CSV file", one_line(o.csv_file)));
   }
 
-  auto wall_start = std::chrono::steady_clock::now();
-  auto last_report = wall_start;
+  ProgressThrottle throttle(o.quiet);
   InterferenceProgress progress = [&](size_t done, size_t total) {
-    if (o.quiet) return;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_report < std::chrono::seconds(2)) return;
-    last_report = now;
-    fmt::print(stderr, "progress: {} of {} runs, {:.0f} s wall\n", done, total,
-               std::chrono::duration<double>(now - wall_start).count());
+    if (!throttle.due()) return;
+    fmt::print(stderr, "progress: {} of {} runs, {:.0f} s wall\n", done, total, throttle.wall_s());
   };
   auto result = run_interference(config, spec, progress);
   if (!result) return bad_input(fmt::format("interference: {}", result.error()));

@@ -15,16 +15,6 @@ namespace {
 
 constexpr uint64_t kIodepthMax = 65536;
 
-Json kind_json(const ReplayResult::Kind& k, double seconds) {
-  Json j;
-  j["ops"] = k.ops;
-  j["bytes"] = k.bytes;
-  j["iops"] = seconds > 0 ? std::round(static_cast<double>(k.ops) / seconds) : 0.0;
-  j["bw_bytes_per_s"] = seconds > 0 ? std::round(static_cast<double>(k.bytes) / seconds) : 0.0;
-  j["lat_ns"] = latency_json(k.latency_ns);
-  return j;
-}
-
 }  // namespace
 
 void add_replay_command(CLI::App& app, ReplayCommandOptions& o) {
@@ -87,24 +77,15 @@ int run_replay_command(const ReplayCommandOptions& o) {
   }
   ReplayOptions ro;
   ro.timestamps = o.timing == "trace" || (o.timing == "auto" && trace->timed);
-  if (o.timing == "trace" && !trace->timed && trace->format != TraceFormat::kIologV2) {
-    return bad_input(fmt::format("{}: --timing trace: the trace has no times", trace_path));
-  }
   ro.iodepth = static_cast<uint32_t>(iodepth);
 
   // A replay reports when it is done, as a benchmark does.
   stack.defer_durability();
   stack.reset_stats();
   auto wall_start = std::chrono::steady_clock::now();
-  auto last_report = wall_start;
+  ProgressThrottle throttle(o.quiet);
   ProgressFn progress = [&](uint64_t virtual_ns, uint64_t commands) {
-    if (o.quiet) return;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_report < std::chrono::seconds(2)) return;
-    last_report = now;
-    fmt::print(stderr, "progress: virtual {:.3f} s, {} commands, {:.0f} s wall\n",
-               static_cast<double>(virtual_ns) / 1e9, commands,
-               std::chrono::duration<double>(now - wall_start).count());
+    print_virtual_progress(throttle, virtual_ns, commands);
   };
   ReplayResult r = replay_trace(stack.device(), stack.sim(), *trace, ro, progress);
   double wall_s =
@@ -123,17 +104,8 @@ int run_replay_command(const ReplayCommandOptions& o) {
                     {"skipped_lines", trace->skipped_lines}};
     out["timing"] = ro.timestamps ? "trace" : "asap";
     out["iodepth"] = iodepth;
-    out["read"] = kind_json(r.read, seconds);
-    out["write"] = kind_json(r.write, seconds);
-    out["trim"] = kind_json(r.trim, seconds);
-    out["flush"] = kind_json(r.flush, seconds);
-    out["virtual_time_ns"] = span;
-    out["commands"] = r.commands;
-    out["delayed"] = r.delayed;
-    out["delay_ns"] = r.delay_ns;
-    out["widened"] = r.widened;
-    out["errors"] = r.errors;
-    if (r.errors != 0) out["first_error"] = r.first_error;
+    const Json result = replay_result_json(r);
+    for (const auto& [key, value] : result.items()) out[key] = value;
     out["device"] = dev;
     out["scheduler"] = stack.scheduler();
     if (!o.no_wall_clock) {

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 
+#include "stack/stack_report.h"
 #include "zonelab/assert.h"
 
 namespace zonelab {
@@ -299,6 +301,33 @@ Outcome check_trace(const Trace& trace, const DeviceInfo& info, const Device& de
     }
   }
   return {};
+}
+
+nlohmann::ordered_json replay_result_json(const ReplayResult& r) {
+  const uint64_t span = r.end_ns - r.start_ns;
+  const double seconds = static_cast<double>(span) / 1e9;
+  auto kind = [seconds](const ReplayResult::Kind& k) {
+    nlohmann::ordered_json j;
+    j["ops"] = k.ops;
+    j["bytes"] = k.bytes;
+    j["iops"] = seconds > 0 ? std::round(static_cast<double>(k.ops) / seconds) : 0.0;
+    j["bw_bytes_per_s"] = seconds > 0 ? std::round(static_cast<double>(k.bytes) / seconds) : 0.0;
+    j["lat_ns"] = latency_json(k.latency_ns);
+    return j;
+  };
+  nlohmann::ordered_json out;
+  out["read"] = kind(r.read);
+  out["write"] = kind(r.write);
+  out["trim"] = kind(r.trim);
+  out["flush"] = kind(r.flush);
+  out["virtual_time_ns"] = span;
+  out["commands"] = r.commands;
+  out["delayed"] = r.delayed;
+  out["delay_ns"] = r.delay_ns;
+  out["widened"] = r.widened;
+  out["errors"] = r.errors;
+  if (r.errors != 0) out["first_error"] = r.first_error;
+  return out;
 }
 
 ReplayResult replay_trace(Device& device, Simulator& sim, const Trace& trace,

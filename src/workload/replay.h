@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/histogram.h"
@@ -51,6 +52,12 @@ struct ReplayResult {
   uint64_t errors = 0;    // commands the device failed
   std::string first_error;
 };
+
+// The result as `zonelab replay --json` prints it (and the Python module's
+// Device.replay): read, write, trim and flush (ops, bytes, IOPS, bandwidth
+// and latency percentiles over the replay's device time), virtual_time_ns,
+// commands, delayed, delay_ns, widened, errors (and first_error).
+nlohmann::ordered_json replay_result_json(const ReplayResult& r);
 
 // Checks every operation against the device before anything runs.
 Outcome check_trace(const Trace& trace, const DeviceInfo& info, const Device& device);

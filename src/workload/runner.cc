@@ -14,6 +14,7 @@
 #include "common/rng.h"
 #include "common/units.h"
 #include "host/softfinish.h"
+#include "stack/stack_report.h"
 
 namespace zonelab {
 namespace {
@@ -969,6 +970,54 @@ RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& j
   run.first_failed_job = engine.first_failed_job();
   for (const auto& job : run.jobs) run.errors += job.errors;
   return run;
+}
+
+namespace {
+
+// randrw's reads or writes alone, over the job's time.
+nlohmann::ordered_json direction_json(const JobResult& r, const JobResult::Direction& d) {
+  double seconds = r.seconds();
+  return nlohmann::ordered_json{
+      {"ops", d.ops},
+      {"bytes", d.bytes},
+      {"iops", seconds > 0 ? std::round(static_cast<double>(d.ops) / seconds * 1e3) / 1e3 : 0.0},
+      {"bw_bytes_per_s", seconds > 0 ? std::llround(static_cast<double>(d.bytes) / seconds) : 0},
+      {"lat_ns", latency_json(d.latency_ns)}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json job_result_json(const JobResult& r) {
+  nlohmann::ordered_json j;
+  j["name"] = r.spec.name;
+  j["rw"] = std::string(job_kind_name(r.spec.kind));
+  j["bs"] = r.spec.block_size_bytes;
+  j["iodepth"] = r.spec.iodepth;
+  j["numjobs"] = r.spec.numjobs;
+  j["ops"] = r.ops;
+  j["bytes"] = r.bytes;
+  j["iops"] = std::round(r.iops() * 1000.0) / 1000.0;
+  j["bw_bytes_per_s"] = std::llround(r.bandwidth_bytes_per_s());
+  j["lat_ns"] = latency_json(r.latency_ns);
+  j["start_ns"] = r.start_ns;
+  j["end_ns"] = r.end_ns;
+  j["resets"] = r.resets;
+  if (r.resets != 0) j["reset_lat_ns"] = latency_json(r.reset_latency_ns);
+  if (r.flushes != 0) {
+    j["flushes"] = r.flushes;
+    j["flush_lat_ns"] = latency_json(r.flush_latency_ns);
+  }
+  j["errors"] = r.errors;
+  if (r.errors != 0) j["first_error"] = r.first_error;
+  if (r.spec.log_interval_ns != 0) {
+    j["bw_log"] = {{"interval_ns", r.bw_log_interval_ns}, {"bytes", r.bw_log}};
+  }
+  if (r.spec.kind == JobKind::kRandRw) {
+    j["rwmixread"] = r.spec.rwmixread_percent;
+    j["read"] = direction_json(r, r.reads);
+    j["write"] = direction_json(r, r.writes);
+  }
+  return j;
 }
 
 }  // namespace zonelab

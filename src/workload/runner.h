@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,11 @@ Outcome check_jobs_on_device(const std::vector<JobSpec>& jobs, const Device& dev
 // real-time driver's run_until_idle paces the same events to the wall clock
 // (then `device` is the driver's device() and the engine runs in the loop).
 using DriveFn = std::function<void()>;
+
+// A job's result as `zonelab bench --json` prints it in `jobs[]` (and the
+// Python module's Device.bench): name, rw, bs, ops, bytes, IOPS, bandwidth,
+// latency percentiles, resets, flushes, errors, randrw's directions.
+nlohmann::ordered_json job_result_json(const JobResult& r);
 
 RunResult run_jobs(Device& device, Simulator& sim, const std::vector<JobSpec>& jobs, uint64_t seed,
                    const ProgressFn& progress = nullptr, const DriveFn& drive = nullptr);
