@@ -36,11 +36,13 @@ class Checks:
         self.failed = 0
 
     def check(self, name, ok, detail=""):
+        """Counts the check; prints it when it failed; returns `ok`."""
         if ok:
             self.passed += 1
         else:
             self.failed += 1
-            print(f"FAIL: {name} {detail}")
+            print(f"FAIL: {name} {detail}", flush=True)
+        return ok
 
     def finish(self):
         print(f"{self.passed} passed, {self.failed} failed")

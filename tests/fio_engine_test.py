@@ -36,15 +36,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 ZONELAB = ENGINE = FIO_SOURCE = None
-FAILURES = []
+CHECKS = Checks()
 
 
 def check(condition, message):
-    if not condition:
-        FAILURES.append(message)
-        print(f"FAIL: {message}", flush=True)
-    return condition
+    return CHECKS.check(message, condition)
 
 
 def zonelab(*args):
@@ -446,11 +446,7 @@ def main():
             start = time.monotonic()
             test(d)
             print(f"{test.__name__}: {time.monotonic() - start:.1f} s", flush=True)
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)")
-        return 1
-    print("fio engine: all checks passed")
-    return 0
+    CHECKS.finish()
 
 
 if __name__ == "__main__":
