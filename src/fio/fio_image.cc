@@ -77,6 +77,7 @@ std::string describe(const EngineOptions& options) {
   }
   if (!options.scheduler.empty()) out += fmt::format(", zonelab_scheduler={}", options.scheduler);
   if (options.batched_journal) out += ", zonelab_journal=batched";
+  if (!options.stats_path.empty()) out += fmt::format(", zonelab_stats={}", options.stats_path);
   return out;
 }
 
@@ -99,17 +100,13 @@ Result<std::shared_ptr<SharedImage>> SharedImage::acquire(const std::string& pat
     }
     images.erase(it);
   }
-  if (options.timing == Timing::kModeled) {
-    RealtimeOptions ro;
-    ro.time_scale = options.time_scale;
-    if (auto ok = check_realtime_options(ro); !ok) return Error{ok.error()};
-  }
   StackOptions so;
   so.scheduler = options.scheduler;
   if (options.timing == Timing::kModeled) {
     so.realtime = true;
     so.realtime_options.timing = Timing::kModeled;
     so.realtime_options.time_scale = options.time_scale;
+    if (auto ok = check_realtime_options(so.realtime_options); !ok) return Error{ok.error()};
   }
   auto stack = Stack::open(path, so);
   if (!stack) return Error{stack.error()};
