@@ -7,8 +7,10 @@
 
 Everything runs in this process through the same stack as the `zonelab`
 command; results are plain dicts, as `--json` gives them. docs/python.md
-lists the API.
+lists the API; zonelab.sweep runs parameter sweeps on Dask (docs/sweep.md).
 """
-from ._zonelab import Device, ZonelabError, create, device, open, presets
+from ._zonelab import (Device, Sweep, ZonelabError, build_id, create, default_cache_dir, device,
+                       open, presets)
 
-__all__ = ["Device", "ZonelabError", "create", "device", "open", "presets"]
+__all__ = ["Device", "Sweep", "ZonelabError", "build_id", "create", "default_cache_dir", "device",
+           "open", "presets", "sweep"]

@@ -47,3 +47,37 @@ def open(path: str, read_only: bool = False, scheduler: str = "") -> Device:
 def device(preset: str = "small", settings: Mapping[str, str] = ...,
            scheduler: str = "") -> Device:
     """A throwaway device of a preset (no image)."""
+
+def build_id() -> str:
+    """The build results come from (zonelab's version and commit): part of every cache key."""
+def default_cache_dir() -> str:
+    """Where sweeps cache their points unless told (XDG_CACHE_HOME/zonelab/sweep)."""
+
+class Sweep:
+    """A sweep spec expanded into points (docs/sweep.md)."""
+    @staticmethod
+    def load(path: str) -> "Sweep":
+        """Reads and expands a spec file; ZonelabError names a bad line."""
+    @staticmethod
+    def from_text(text: str, origin: str) -> "Sweep":
+        """Expands a spec's text; origin names it in messages."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def axes(self) -> List[str]: ...
+    @property
+    def points(self) -> List[Dict[str, Any]]:
+        """index, key, label, coordinates, seed (and member) of each point."""
+    def __len__(self) -> int: ...
+    def run_point(self, index: int) -> str:
+        """Runs one point in this process: its result document as JSON text."""
+    def lookup(self, cache_dir: str, index: int) -> Tuple[Optional[str], str]:
+        """(the cached result or None, why a damaged entry is unusable or '')."""
+    def store(self, cache_dir: str, index: int, result: str) -> None: ...
+    def cache_path(self, cache_dir: str, index: int) -> str: ...
+    def write(self, out: str, results: List[str]) -> Tuple[str, bool]:
+        """Writes NAME.csv and NAME.json: (the JSON's path, whether it can be plotted)."""

@@ -17,6 +17,17 @@ std::string_view evidence_name(Evidence kind) {
   return "unstated";
 }
 
+namespace {
+thread_local const std::vector<std::string>* scope_overrides = nullptr;
+}  // namespace
+
+PresetOverridesScope::PresetOverridesScope(std::vector<std::string> overrides)
+    : overrides_(std::move(overrides)), outer_(scope_overrides) {
+  scope_overrides = &overrides_;
+}
+
+PresetOverridesScope::~PresetOverridesScope() { scope_overrides = outer_; }
+
 Result<Config> preset_with(std::string_view preset, const std::vector<std::string>& overrides) {
   auto config = preset_config(preset);
   if (!config) return Error{config.error()};
@@ -24,6 +35,12 @@ Result<Config> preset_with(std::string_view preset, const std::vector<std::strin
   for (const std::string& assignment : overrides) {
     auto applied = apply_override(result, assignment);
     if (!applied) return Error{applied.error()};
+  }
+  if (scope_overrides != nullptr) {
+    for (const std::string& assignment : *scope_overrides) {
+      auto applied = apply_override(result, assignment);
+      if (!applied) return Error{applied.error()};
+    }
   }
   return result;
 }

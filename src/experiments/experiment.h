@@ -134,8 +134,25 @@ struct ExperimentSet {
   bool deterministic = true;
 };
 
-// A shipped preset with `--set`-style overrides applied in order.
+// A shipped preset with `--set`-style overrides applied in order, then the
+// overrides of the innermost PresetOverridesScope alive on this thread.
+// Experiments build every configuration they run through it.
 Result<Config> preset_with(std::string_view preset, const std::vector<std::string>& overrides);
+
+// While alive, preset_with on this thread applies `overrides` after an
+// experiment's own: how a sweep runs a member with its point's
+// configuration and seed (src/sweep/sweep.h).
+class PresetOverridesScope {
+ public:
+  explicit PresetOverridesScope(std::vector<std::string> overrides);
+  ~PresetOverridesScope();
+  PresetOverridesScope(const PresetOverridesScope&) = delete;
+  PresetOverridesScope& operator=(const PresetOverridesScope&) = delete;
+
+ private:
+  std::vector<std::string> overrides_;
+  const std::vector<std::string>* outer_;
+};
 
 // Every set, in the order `zonelab experiment list` prints them.
 std::span<const ExperimentSet> experiment_sets();

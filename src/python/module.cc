@@ -16,6 +16,8 @@
 #include "stack/device_factory.h"
 #include "stack/stack.h"
 #include "stack/stack_report.h"
+#include "sweep/plotter.h"
+#include "sweep/sweep.h"
 #include "workload/job.h"
 #include "workload/replay.h"
 #include "workload/runner.h"
@@ -265,6 +267,74 @@ std::unique_ptr<Device> open_image(const std::string& path, bool read_only,
   return std::make_unique<Device>(std::move(stack).value());
 }
 
+// A parsed, expanded sweep spec (src/sweep/sweep.h): the pieces the Dask
+// driver (python/zonelab/sweep.py) is made of.
+class Sweep {
+ public:
+  explicit Sweep(SweepSpec spec) : spec_(std::move(spec)) {}
+  static Sweep load(const std::string& path) {
+    auto spec = load_sweep_spec(path);
+    if (!spec) throw ZonelabError(spec.error());
+    return Sweep(*spec);
+  }
+  static Sweep from_text(const std::string& text, const std::string& origin) {
+    auto spec = parse_sweep_spec_text(text, origin);
+    if (!spec) throw ZonelabError(spec.error());
+    return Sweep(*spec);
+  }
+
+  const std::string& name() const { return spec_.name; }
+  const std::string& origin() const { return spec_.origin; }
+  const std::string& text() const { return spec_.text; }
+  std::vector<std::string> axes() const { return spec_.axes; }
+  size_t size() const { return spec_.points.size(); }
+  py::list points() const {
+    py::list out;
+    for (const SweepPoint& p : spec_.points) out.append(to_python(point_json(p)));
+    return out;
+  }
+
+  std::string run_point(size_t index) const {
+    Result<std::string> result = Error{""};
+    {
+      py::gil_scoped_release unlocked;
+      result = run_sweep_point(spec_, index);
+    }
+    if (!result) throw ZonelabError(result.error());
+    return *result;
+  }
+
+  py::tuple lookup(const std::string& cache_dir, size_t index) const {
+    PointCache::Lookup found = PointCache(cache_dir).lookup(point(index));
+    return py::make_tuple(found.result ? py::object(py::str(*found.result)) : py::none(),
+                          found.problem);
+  }
+  void store(const std::string& cache_dir, size_t index, const std::string& result) const {
+    auto stored = PointCache(cache_dir).store(point(index), result);
+    if (!stored) throw ZonelabError(stored.error());
+  }
+  std::string cache_path(const std::string& cache_dir, size_t index) const {
+    return PointCache(cache_dir).path_of(point(index)).string();
+  }
+
+  py::tuple write(const std::string& out, const std::vector<std::string>& results) const {
+    auto files = sweep_files(spec_, results);
+    if (!files) throw ZonelabError(files.error());
+    auto json_path = write_sweep_files(spec_, *files, out);
+    if (!json_path) throw ZonelabError(json_path.error());
+    return py::make_tuple(json_path->string(), files->plottable);
+  }
+
+ private:
+  const SweepPoint& point(size_t index) const {
+    if (index >= spec_.points.size()) {
+      throw ZonelabError(fmt::format("{}: no point {}", spec_.origin, index));
+    }
+    return spec_.points[index];
+  }
+  SweepSpec spec_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_zonelab, m) {
@@ -321,6 +391,35 @@ PYBIND11_MODULE(_zonelab, m) {
       .def("close", &Device::close, "Saves the image's state and lets it go.")
       .def("__enter__", [](Device& d) -> Device& { return d; })
       .def("__exit__", [](Device& d, py::args) { d.close(); });
+
+  m.def(
+      "build_id", [] { return std::string(zonelab_build_id()); },
+      "The build results come from: what sweep points are cached under.");
+  m.def(
+      "default_cache_dir", [] { return PointCache::default_dir().string(); },
+      "Where sweeps cache their points unless told.");
+  m.def(
+      "plot", [](const std::string& json_path) { return run_plotter({json_path}); },
+      py::arg("json_path"), "Draws a result document's PNG; empty, or why not.");
+  py::class_<Sweep>(m, "Sweep", "A sweep spec, expanded into points (docs/sweep.md).")
+      .def_static("load", &Sweep::load, py::arg("path"), "Reads and expands a spec file.")
+      .def_static("from_text", &Sweep::from_text, py::arg("text"), py::arg("origin"),
+                  "Expands a spec's text; origin names it in messages.")
+      .def_property_readonly("name", &Sweep::name)
+      .def_property_readonly("origin", &Sweep::origin)
+      .def_property_readonly("text", &Sweep::text)
+      .def_property_readonly("axes", &Sweep::axes)
+      .def_property_readonly("points", &Sweep::points,
+                             "index, key, label, coordinates, seed (and member) of each point")
+      .def("__len__", &Sweep::size)
+      .def("run_point", &Sweep::run_point, py::arg("index"),
+           "Runs one point here: its result document as JSON text.")
+      .def("lookup", &Sweep::lookup, py::arg("cache_dir"), py::arg("index"),
+           "(result or None, why a damaged entry cannot be used or '')")
+      .def("store", &Sweep::store, py::arg("cache_dir"), py::arg("index"), py::arg("result"))
+      .def("cache_path", &Sweep::cache_path, py::arg("cache_dir"), py::arg("index"))
+      .def("write", &Sweep::write, py::arg("out"), py::arg("results"),
+           "Writes NAME.csv and NAME.json from every point's result: (json path, plottable).");
 }
 
 }  // namespace zonelab::python

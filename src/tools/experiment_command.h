@@ -1,4 +1,4 @@
-// `zonelab experiment list|run|check`: runs a set of experiments (src/experiments)
+// `zonelab experiment list|run|check|points|run-point`: runs a set of experiments (src/experiments)
 // and writes, into the output directory, NAME.csv and NAME.json for each
 // experiment, NAME.png through the plotting tool (tools/plot/plot.py, run
 // as a separate Python process) and README.md for the set.
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tools/cli.h"
+#include "tools/sweep_command.h"
 
 namespace zonelab::cli {
 
@@ -32,7 +33,10 @@ struct ExperimentOptions {
   bool no_plots = false;
   bool force = false;  // overwrite files of DIR that zonelab did not write
   std::vector<std::string> only;
-  std::string against;  // check: the committed results
+  std::string against;            // check: the committed results
+  CLI::App* points = nullptr;     // experiment points (tools/sweep_command.h)
+  CLI::App* run_point = nullptr;  // experiment run-point
+  PointCommandOptions point;
 };
 
 void add_experiment_command(CLI::App& app, ExperimentOptions& options);

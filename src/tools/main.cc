@@ -23,6 +23,7 @@
 #include "tools/kv_command.h"
 #include "tools/replay_command.h"
 #include "tools/serve_command.h"
+#include "tools/sweep_command.h"
 
 namespace zonelab::cli {
 namespace {
@@ -175,6 +176,8 @@ int main_impl(int argc, char** argv) {
   add_bench_command(app, bench_options);
   ReplayCommandOptions replay_options;
   add_replay_command(app, replay_options);
+  SweepCommandOptions sweep_options;
+  add_sweep_command(app, sweep_options);
   InterferenceOptions interference_options;
   add_interference_command(app, interference_options);
 
@@ -240,6 +243,7 @@ int main_impl(int argc, char** argv) {
   if (batch->parsed()) return run_batch(batch_image);
   if (app.got_subcommand("bench")) return run_bench(bench_options);
   if (app.got_subcommand("replay")) return run_replay_command(replay_options);
+  if (app.got_subcommand("sweep")) return run_sweep_command(sweep_options);
   if (app.got_subcommand("interference")) return run_interference_command(interference_options);
   if (app.got_subcommand("experiment")) return run_experiment_command(experiment_options);
   if (!fs_request.command.empty()) return run_fs_command(fs_request);
