@@ -247,3 +247,11 @@ if command -v fio >/dev/null && [ -f "$build/libzonelab_fio.so" ]; then
   python3 "$(dirname "$0")/../bench/fio_engine.py" "$build/zonelab" "$build/libzonelab_fio.so" \
     --rounds "$reps"
 fi
+
+# 7. A 64-point sweep (examples/sweep-block-gc.toml) on a local Dask cluster
+#    of 2 workers against the same sweep run serially, alternating rounds on
+#    empty caches, and its rerun from the full cache (docs/sweep.md).
+if /usr/bin/python3 -c 'import distributed' 2>/dev/null; then
+  echo "== zonelab sweep: Dask (2 workers) vs serial, 64 points =="
+  python3 "$(dirname "$0")/../bench/sweep.py" "$build/zonelab" --rounds "$rt_reps"
+fi

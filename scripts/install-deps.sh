@@ -26,6 +26,9 @@ packages=(
   libfuse3-dev fuse3 user-mode-linux e2fsprogs xfsprogs f2fs-tools btrfs-progs kmod
   # the Python module (pybind11 for Debian's python3) and its tests (pytest)
   pybind11-dev python3-dev python3-pytest
+  # `zonelab sweep`: Dask's distributed scheduler (and the dask command), and
+  # SHA-256 for the point cache's keys (OpenSSL's libcrypto)
+  python3-distributed libssl-dev
 )
 missing=()
 for p in "${packages[@]}"; do

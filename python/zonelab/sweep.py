@@ -227,7 +227,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--build-id", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.build_id and args.build_id != _zonelab.build_id():
+        print(f"zonelab: error: sweep: the Python module is build {_zonelab.build_id()}, the "
+              f"zonelab command {args.build_id}: rebuild both (make)", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
     # SIGTERM ends the sweep as Ctrl-C does: the points already stored stay
     # in the cache, and the workers are stopped.

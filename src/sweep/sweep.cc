@@ -327,7 +327,7 @@ std::string label_of(const SweepPoint& p, const SweepSpec& spec) {
     if (!c.text.empty()) add(fmt::format("{}={}", c.key, c.text));
   }
   if (p.seed) add(fmt::format("seed={}", *p.seed));
-  if (label.empty()) add("(the base configuration)");
+  if (label.empty()) add("the base configuration");
   return label;
 }
 
@@ -395,17 +395,21 @@ Outcome check_point(const Draft& d, const SweepPoint& p,
   return Outcome();
 }
 
-Result<SweepSpec> expand(Draft& d) {
-  SweepSpec& spec = d.spec;
-  // Axes: the list's, then the grid's; a key in both is an error.
-  for (const auto& name : d.list_axes) spec.axes.push_back(name);
+// The axes: the list's, then the grid's; a key in both is an error.
+Outcome set_axes(Draft& d) {
+  for (const auto& name : d.list_axes) d.spec.axes.push_back(name);
   for (const auto& axis : d.grid) {
     if (d.list_axis_lines.contains(axis.name)) {
       return at(d, axis.line,
                 fmt::format("'{}' is both a [grid] axis and a [[points]] key", axis.name));
     }
-    spec.axes.push_back(axis.name);
+    d.spec.axes.push_back(axis.name);
   }
+  return Outcome();
+}
+
+Result<SweepSpec> expand(Draft& d) {
+  SweepSpec& spec = d.spec;
   std::map<std::string, uint32_t> lines;
   for (const auto& [entry, line] : d.set) lines[entry.substr(0, entry.find('='))] = line;
   for (const auto& [name, line] : d.list_axis_lines) lines[name] = line;
@@ -745,6 +749,8 @@ Result<SweepSpec> parse_sweep_spec_text(std::string_view text, std::string_view 
   if (d.spec.kind == SweepSpec::Kind::kBench && d.job.empty()) {
     return at(d, 0, "no [job] (what each point runs) and no experiment = \"SET\"");
   }
+  auto axes = set_axes(d);
+  if (!axes) return Error{axes.error()};
   auto plotted = check_plot(d);
   if (!plotted) return Error{plotted.error()};
   return expand(d);

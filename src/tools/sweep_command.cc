@@ -66,6 +66,8 @@ int exec_python_driver(const SweepCommandOptions& o) {
   if (o.no_plots) args.push_back("--no-plots");
   if (o.json) args.push_back("--json");
   if (o.quiet) args.push_back("--quiet");
+  // The module must be this command's build: both key the same cache.
+  args.insert(args.end(), {"--build-id", std::string(zonelab_build_id())});
   std::string path = ZONELAB_PYTHON_DIR;
   if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && old[0] != '\0') {
     path += ":" + std::string(old);

@@ -92,6 +92,40 @@ def test_bench_runs_a_job_file_and_is_deterministic():
         zonelab.device("small").bench('[w]\nrw = "sideways"\n')
 
 
+SWEEP = """name = "qd"
+seeds = [1, 2]
+[job]
+rw = "randread"
+bs = "4k"
+size = "1%"
+[grid]
+"job.iodepth" = [1, 8]
+"""
+
+
+def test_a_sweep_spec_expands_runs_and_caches_its_points(tmp_path):
+    spec = zonelab.Sweep.from_text(SWEEP, "qd.toml")
+    assert spec.name == "qd" and spec.axes == ["job.iodepth"] and len(spec) == 4
+    labels = [p["label"] for p in spec.points]
+    assert labels == ["job.iodepth=1 seed=1", "job.iodepth=1 seed=2", "job.iodepth=8 seed=1",
+                      "job.iodepth=8 seed=2"]
+    assert len({p["key"] for p in spec.points}) == 4
+    first = spec.run_point(0)
+    assert first == spec.run_point(0)  # deterministic
+    cache = str(tmp_path / "cache")
+    assert spec.lookup(cache, 0) == (None, "")
+    spec.store(cache, 0, first)
+    assert spec.lookup(cache, 0) == (first, "")
+    results = [first] + [spec.run_point(i) for i in range(1, 4)]
+    json_path, plottable = spec.write(str(tmp_path / "out"), results)
+    assert plottable and json_path.endswith("qd.json")
+    assert (tmp_path / "out" / "qd.csv").read_text().count("\n") == 5
+    with pytest.raises(zonelab.ZonelabError, match=r"qd.toml:9: .*'zns.nope'"):
+        zonelab.Sweep.from_text(SWEEP + '"zns.nope" = [1]\n', "qd.toml")
+    with pytest.raises(zonelab.ZonelabError, match="no point 4"):
+        spec.run_point(4)
+
+
 def test_replay_and_counters(tmp_path):
     trace = tmp_path / "t.iolog"
     trace.write_text("fio version 3 iolog\n0 f add\n0 f write 0 65536\n"
