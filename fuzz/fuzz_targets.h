@@ -68,6 +68,12 @@ int fuzz_fs_journal_damage(const uint8_t* data, size_t size);
 // text), and a decoded map encodes to a text that decodes to it.
 int fuzz_fs_policy(const uint8_t* data, size_t size);
 
+// The bytes as a sweep spec (sweep/sweep.h), parsed and expanded, never run:
+// refused in one line naming the spec, or taken with 1 to kSweepPointsMax
+// points, each with one coordinate per axis and a key, the same keys under
+// another name (fuzz/sweep_fuzz_targets.cc).
+int fuzz_sweep_spec(const uint8_t* data, size_t size);
+
 // Seed inputs for the fs targets above, into DIR/fs_records,
 // DIR/fs_superblock, DIR/fs_journal, DIR/fs_journal_damage and DIR/fs_policy; adds to
 // `written`.

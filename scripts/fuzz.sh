@@ -5,7 +5,7 @@
 # (fuzz/<target>.dict: tokens, nesting shapes) is run with -dict=.
 #
 #   FUZZ_SECONDS=60        time per target
-#   FUZZ_TARGETS="image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy"
+#   FUZZ_TARGETS="image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy sweep_spec"
 #   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
 #   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
 #   FUZZ_CXX=clang++
@@ -15,17 +15,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy"}
+targets=${FUZZ_TARGETS:-"image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy sweep_spec"}
 out=${FUZZ_OUT:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
-mkdir -p "$out/obj" "$out/artifacts"
+mkdir -p "$out/obj" "$out/artifacts" "$out/generated"
+# src/sweep's build id (scripts/build-id.cmake in the CMake build): a fixed one.
+[ -f "$out/generated/zonelab_build_id.h" ] ||
+  echo '#define ZONELAB_BUILD_ID "fuzz"' >"$out/generated/zonelab_build_id.h"
 # A smaller quarantine keeps memory modest on a shared machine.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=32}
 
-flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
+flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc -I"$out/generated"
   -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1
   -fsanitize=address,undefined -fno-sanitize-recover=undefined)
-libs=(-lfmt -ltomlplusplus -pthread)
+libs=(-lfmt -ltomlplusplus -lcrypto -ldl -pthread)
 
 # The library code the targets reach, instrumented for coverage. An object is
 # rebuilt when its source, this script or any header is newer: a header
@@ -35,7 +38,8 @@ libs=(-lfmt -ltomlplusplus -pthread)
 mapfile -t sources < <(ls src/common/*.cc src/store/*.cc src/workload/job.cc src/workload/trace.cc \
   src/workload/replay.cc src/workload/runner.cc fuzz/fuzz_targets.cc \
   fuzz/fs_fuzz_targets.cc src/sim/*.cc src/flash/*.cc src/controller/*.cc src/zns/*.cc \
-  src/conv/*.cc src/host/*.cc src/stack/*.cc src/fs/*.cc | grep -v '_test\.cc$')
+  src/conv/*.cc src/host/*.cc src/stack/*.cc src/fs/*.cc src/workload/interference*.cc src/kv/*.cc \
+  src/experiments/*.cc src/sweep/sweep.cc fuzz/sweep_fuzz_targets.cc | grep -v '_test\.cc$')
 newest_header=$(ls -t include/zonelab/*.h src/*/*.h fuzz/*.h | head -n 1)
 objects=()
 for src in "${sources[@]}"; do
@@ -60,6 +64,7 @@ for target in $targets; do
     fs_journal) function=fuzz_fs_journal ;;
     fs_journal_damage) function=fuzz_fs_journal_damage ;;
     fs_policy) function=fuzz_fs_policy ;;
+    sweep_spec) function=fuzz_sweep_spec ;;
     *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
   esac
   binary="$out/fuzz_$target"

@@ -69,7 +69,9 @@ std::vector<std::pair<std::string, const toml::node*>> in_written_order(const to
   std::vector<std::pair<std::string, const toml::node*>> entries;
   for (const auto& [key, node] : table) entries.emplace_back(std::string(key.str()), &node);
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return line_of(*a.second) < line_of(*b.second);
+    const auto& x = a.second->source().begin;
+    const auto& y = b.second->source().begin;
+    return x.line != y.line ? x.line < y.line : x.column < y.column;
   });
   return entries;
 }
@@ -324,7 +326,7 @@ std::string label_of(const SweepPoint& p, const SweepSpec& spec) {
   };
   if (spec.kind == SweepSpec::Kind::kExperiment) add(p.member);
   for (const auto& c : p.coordinates) {
-    if (!c.text.empty()) add(fmt::format("{}={}", c.key, c.text));
+    if (!c.text.empty()) add(fmt::format("{}={}", one_line(c.key, 60), one_line(c.text, 60)));
   }
   if (p.seed) add(fmt::format("seed={}", *p.seed));
   if (label.empty()) add("the base configuration");
@@ -338,10 +340,17 @@ std::vector<std::string> config_overrides(const SweepPoint& p) {
   return all;
 }
 
-Result<Config> bench_config(const SweepPoint& p) {
-  auto preset = preset_config(p.preset);
-  if (!preset) return Error{preset.error()};
-  Config config = *preset;
+// The point's configuration; `presets` keeps each preset made (a preset is
+// a TOML document: parsing it once per point would cost a large sweep
+// seconds).
+Result<Config> bench_config(const SweepPoint& p, std::map<std::string, Config>& presets) {
+  auto found = presets.find(p.preset);
+  if (found == presets.end()) {
+    auto preset = preset_config(p.preset);
+    if (!preset) return Error{preset.error()};
+    found = presets.emplace(p.preset, *preset).first;
+  }
+  Config config = found->second;
   for (const std::string& assignment : config_overrides(p)) {
     auto applied = apply_override(config, assignment);
     if (!applied) return Error{applied.error()};
@@ -361,20 +370,39 @@ Result<JobSpec> bench_job(const SweepPoint& p, std::string_view name) {
 
 // Checks a point as far as can be done without running it; the line of
 // what is wrong where one thing can be named.
-Outcome check_point(const Draft& d, const SweepPoint& p,
-                    const std::map<std::string, uint32_t>& lines) {
+// Whether `message` names `name` as a whole word (not inside a longer key).
+bool names(std::string_view message, std::string_view name) {
+  auto part_of_key = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  };
+  for (size_t at = message.find(name); at != std::string_view::npos;
+       at = message.find(name, at + 1)) {
+    size_t end = at + name.size();
+    if ((at == 0 || !part_of_key(message[at - 1])) &&
+        (end == message.size() || !part_of_key(message[end]) ||
+         (message[end] == '.' && (end + 1 == message.size() || message[end + 1] == ' ')))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The keys a point's message may name, with their lines, axes first.
+using KeyLines = std::vector<std::pair<std::string, uint32_t>>;
+
+Outcome check_point(const Draft& d, const SweepPoint& p, const KeyLines& lines,
+                    std::map<std::string, Config>& presets) {
   auto fail = [&](std::string_view message) {
-    // The line of the first axis or `set` entry the message names, else the
-    // spec's [job] for a job's error.
+    // The line of the first axis, `set` entry or [job] option the message
+    // names, if any.
     uint32_t line = 0;
     for (const auto& [key, key_line] : lines) {
-      if (message.find(key.starts_with(kJobPrefix) ? key.substr(kJobPrefix.size()) : key) !=
-          std::string_view::npos) {
+      if (names(message, key.starts_with(kJobPrefix) ? key.substr(kJobPrefix.size()) : key)) {
         line = key_line;
         break;
       }
     }
-    return at(d, line, fmt::format("point {} ({}): {}", p.index, p.label, message));
+    return at(d, line, fmt::format("point {} ({}): {}", p.index, p.label, one_line(message)));
   };
   if (d.spec.kind == SweepSpec::Kind::kExperiment) {
     Config probe = default_config();
@@ -384,7 +412,7 @@ Outcome check_point(const Draft& d, const SweepPoint& p,
     }
     return Outcome();
   }
-  auto config = bench_config(p);
+  auto config = bench_config(p, presets);
   if (!config) return fail(config.error());
   auto job = bench_job(p, d.spec.name);
   if (!job) return fail(job.error());
@@ -405,23 +433,69 @@ Outcome set_axes(Draft& d) {
     }
     d.spec.axes.push_back(axis.name);
   }
+  // Two spellings of one job option (job.bs, job.blocksize) are one axis.
+  std::map<std::string, std::string> options;
+  for (const auto& name : d.spec.axes) {
+    if (!name.starts_with(kJobPrefix)) continue;
+    std::string option = canonical_job_option(std::string_view(name).substr(kJobPrefix.size()));
+    auto [other, fresh] = options.emplace(option, name);
+    if (!fresh) {
+      auto list_line = d.list_axis_lines.find(name);
+      uint32_t line = 0;
+      if (list_line != d.list_axis_lines.end()) line = list_line->second;
+      for (const auto& axis : d.grid) {
+        if (axis.name == name) line = axis.line;
+      }
+      return at(d, line,
+                fmt::format("'{}' and '{}' are the same job option", one_line(other->second),
+                            one_line(name)));
+    }
+  }
   return Outcome();
 }
 
 Result<SweepSpec> expand(Draft& d) {
   SweepSpec& spec = d.spec;
-  std::map<std::string, uint32_t> lines;
-  for (const auto& [entry, line] : d.set) lines[entry.substr(0, entry.find('='))] = line;
-  for (const auto& [name, line] : d.list_axis_lines) lines[name] = line;
-  for (const auto& axis : d.grid) lines[axis.name] = axis.line;
-  for (size_t i = 0; i < d.job.size(); ++i) lines["job." + d.job[i].first] = d.job_lines[i];
-  for (const auto& [name, line] : lines) {
-    for (const auto& [entry, set_line] : d.set) {
-      if (entry.substr(0, entry.find('=')) == name && set_line != line) {
-        return at(d, line, fmt::format("'{}' is in `set` and varies too", name));
-      }
+  KeyLines lines;
+  for (const auto& [name, line] : d.list_axis_lines) lines.emplace_back(name, line);
+  for (const auto& axis : d.grid) lines.emplace_back(axis.name, axis.line);
+  // A key is given once: in `set`, in [job], or as an axis.
+  std::set<std::string> fixed;
+  for (const auto& [entry, line] : d.set) {
+    std::string name = entry.substr(0, entry.find('='));
+    if (!fixed.insert(name).second) {
+      return at(d, line, fmt::format("'set': '{}' is set twice", one_line(name)));
+    }
+    lines.emplace_back(name, line);
+  }
+  for (size_t i = 0; i < d.job.size(); ++i) {
+    std::string name = "job." + d.job[i].first;
+    if (!fixed.insert(name).second) {
+      return at(d, d.job_lines[i], fmt::format("[job] '{}' is given twice", d.job[i].first));
+    }
+    lines.emplace_back(name, d.job_lines[i]);
+  }
+  auto job_name = [](const std::string& axis) {
+    return axis.starts_with(kJobPrefix)
+               ? "job." + canonical_job_option(std::string_view(axis).substr(kJobPrefix.size()))
+               : axis;
+  };
+  for (const auto& [name, line] : d.list_axis_lines) {
+    if (fixed.contains(job_name(name))) {
+      return at(d, line,
+                fmt::format("'{}' is in {} and varies too", one_line(name),
+                            name.starts_with(kJobPrefix) ? "[job]" : "`set`"));
     }
   }
+  for (const auto& axis : d.grid) {
+    if (fixed.contains(job_name(axis.name))) {
+      return at(d, axis.line,
+                fmt::format("'{}' is in {} and varies too", one_line(axis.name),
+                            axis.name.starts_with(kJobPrefix) ? "[job]" : "`set`"));
+    }
+  }
+  std::map<std::string, Config> presets;
+  std::map<std::string, size_t> seen;  // key -> the first point with it
 
   // How many points, before making any.
   std::vector<std::string> members = d.members;
@@ -482,7 +556,7 @@ Result<SweepSpec> expand(Draft& d) {
           for (size_t a = 0; a < d.grid.size(); ++a)
             take(d.grid[a].name, d.grid[a].values[odometer[a]]);
           p.label = label_of(p, spec);
-          auto checked = check_point(d, p, lines);
+          auto checked = check_point(d, p, lines, presets);
           if (!checked) return Error{checked.error()};
 
           Json identity;
@@ -504,6 +578,12 @@ Result<SweepSpec> expand(Draft& d) {
           identity["seed"] = p.seed ? Json(*p.seed) : Json(nullptr);
           p.identity = identity;
           p.key = sha256_hex(identity.dump());
+          auto [first, fresh] = seen.emplace(p.key, p.index);
+          if (!fresh) {
+            return at(d, 0,
+                      fmt::format("points {} and {} are the same ({}): a point is run once",
+                                  first->second, p.index, p.label));
+          }
           spec.points.push_back(std::move(p));
         }
       }
@@ -601,14 +681,75 @@ Outcome write_file_atomically(const fs::path& path, std::string_view text) {
   return Outcome();
 }
 
-double number_at(const Json& j, std::initializer_list<const char*> path) {
-  const Json* node = &j;
-  for (const char* key : path) {
-    if (!node->is_object() || !node->contains(key)) return 0;
-    node = &(*node)[key];
+// A value in a result document (from this build, a worker or the cache: its
+// shape is checked, not assumed); a missing value reads as 0 or "", a
+// value of another kind or a number that is not finite is a problem.
+class ResultReader {
+ public:
+  const Json* at(const Json& j, std::initializer_list<const char*> path) {
+    const Json* node = &j;
+    for (const char* key : path) {
+      if (!node->is_object()) {
+        problem("is not an object where '" + std::string(key) + "' should be");
+        return nullptr;
+      }
+      auto it = node->find(key);
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    }
+    return node;
   }
-  return node->is_number() ? node->get<double>() : 0;
-}
+  double number(const Json& j, std::initializer_list<const char*> path) {
+    const Json* node = at(j, path);
+    if (node == nullptr || node->is_null()) return 0;
+    if (!node->is_number() || !std::isfinite(node->get<double>())) {
+      problem("has a value that is not a finite number");
+      return 0;
+    }
+    return node->get<double>();
+  }
+  uint64_t count(const Json& j, std::initializer_list<const char*> path) {
+    const Json* node = at(j, path);
+    if (node == nullptr || node->is_null()) return 0;
+    if (!node->is_number_unsigned()) {
+      problem("has a count that is not a whole number from 0");
+      return 0;
+    }
+    return node->get<uint64_t>();
+  }
+  std::string text(const Json& j, const char* key) {
+    const Json* node = at(j, {key});
+    if (node == nullptr) return "";
+    if (!node->is_string()) {
+      problem("has a '" + std::string(key) + "' that is not text");
+      return "";
+    }
+    return node->get<std::string>();
+  }
+  const Json& list(const Json& j, const char* key) {
+    static const Json kEmpty = Json::array();
+    const Json* node = at(j, {key});
+    if (node == nullptr) return kEmpty;
+    if (!node->is_array()) {
+      problem("has a '" + std::string(key) + "' that is not a list");
+      return kEmpty;
+    }
+    for (const Json& item : *node) {
+      if (!item.is_object()) {
+        problem("has an entry of '" + std::string(key) + "' that is not an object");
+        return kEmpty;
+      }
+    }
+    return *node;
+  }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  void problem(std::string what) {
+    if (problem_.empty()) problem_ = std::move(what);
+  }
+  std::string problem_;
+};
 
 }  // namespace
 
@@ -807,7 +948,8 @@ Result<std::string> run_sweep_point(const SweepSpec& spec, size_t index) {
     doc.erase("files");
     return doc.dump();
   }
-  auto config = bench_config(p);
+  std::map<std::string, Config> presets;
+  auto config = bench_config(p, presets);
   if (!config) return Error{fmt::format("point {} ({}): {}", p.index, p.label, config.error())};
   auto job = bench_job(p, spec.name);
   if (!job) return Error{fmt::format("point {} ({}): {}", p.index, p.label, job.error())};
@@ -928,35 +1070,45 @@ Result<SweepFiles> sweep_files(const SweepSpec& spec, const std::vector<std::str
     std::vector<Cell> head = {static_cast<uint64_t>(p.index)};
     for (const auto& c : p.coordinates) head.emplace_back(c.text);
     if (spec.seeded) head.emplace_back(p.seed ? static_cast<uint64_t>(*p.seed) : 0);
+    ResultReader read;
+    std::vector<std::vector<Cell>> rows;
     if (spec.kind == SweepSpec::Kind::kBench) {
-      double wa = number_at(result, {"device", "write_amplification"});
-      for (const Json& job : result.value("jobs", Json::array())) {
+      double wa = read.number(result, {"device", "write_amplification"});
+      for (const Json& job : read.list(result, "jobs")) {
         std::vector<Cell> row = head;
-        row.emplace_back(job.value("name", std::string()));
-        row.emplace_back(job.value("rw", std::string()));
-        row.emplace_back(static_cast<uint64_t>(number_at(job, {"ops"})));
-        row.emplace_back(number_at(job, {"iops"}));
-        row.emplace_back(number_at(job, {"bw_bytes_per_s"}) / (1024.0 * 1024.0));
+        row.emplace_back(read.text(job, "name"));
+        row.emplace_back(read.text(job, "rw"));
+        row.emplace_back(read.count(job, {"ops"}));
+        row.emplace_back(read.number(job, {"iops"}));
+        row.emplace_back(read.number(job, {"bw_bytes_per_s"}) / (1024.0 * 1024.0));
         for (const char* key : {"mean", "p50", "p99", "p999"}) {
-          row.emplace_back(number_at(job, {"lat_ns", key}) / 1000.0);
+          row.emplace_back(read.number(job, {"lat_ns", key}) / 1000.0);
         }
         row.emplace_back(wa);
-        row.emplace_back(static_cast<uint64_t>(number_at(job, {"errors"})));
-        table.add_row(std::move(row));
+        row.emplace_back(read.count(job, {"errors"}));
+        rows.push_back(std::move(row));
       }
     } else {
-      for (const Json& c : result.value("comparison", Json::array())) {
+      for (const Json& c : read.list(result, "comparison")) {
         std::vector<Cell> row = head;
         row.emplace_back(p.member);
-        row.emplace_back(c.value("quantity", std::string()));
-        row.emplace_back(c.value("unit", std::string()));
-        const Json& paper = c.contains("paper") ? c["paper"] : Json();
-        row.emplace_back(paper.is_number() ? Cell(paper.get<double>()) : Cell(std::string()));
-        row.emplace_back(number_at(c, {"measured"}));
-        row.emplace_back(c.value("kind", std::string()));
-        table.add_row(std::move(row));
+        row.emplace_back(read.text(c, "quantity"));
+        row.emplace_back(read.text(c, "unit"));
+        const Json* paper = read.at(c, {"paper"});
+        if (paper != nullptr && !paper->is_null()) {
+          row.emplace_back(read.number(c, {"paper"}));
+        } else {
+          row.emplace_back(std::string());
+        }
+        row.emplace_back(read.number(c, {"measured"}));
+        row.emplace_back(read.text(c, "kind"));
+        rows.push_back(std::move(row));
       }
     }
+    if (!read.problem().empty()) {
+      return Error{fmt::format("point {} ({}): its result {}", p.index, p.label, read.problem())};
+    }
+    for (auto& row : rows) table.add_row(std::move(row));
     Json item = point_json(p);
     item["result"] = std::move(result);
     points.push_back(std::move(item));

@@ -78,9 +78,11 @@ struct SweepSpec {
   std::vector<SweepPoint> points;
 };
 
-// Parses and expands a spec; every point's configuration and job are
+// Parses and expands a spec; a bench point's configuration and job are
 // checked here, so a bad key or value is reported before anything runs, as
-// "ORIGIN:LINE: ...".
+// "ORIGIN:LINE: ..." (the line where the message names one key). An
+// experiment point's overrides are checked over the default configuration:
+// a value that only a member's own preset refuses fails when it runs.
 Result<SweepSpec> parse_sweep_spec_text(std::string_view text, std::string_view origin);
 Result<SweepSpec> load_sweep_spec(const std::string& path);
 // `zonelab experiment points/run-point NAME`: the spec of a whole set.
