@@ -128,8 +128,10 @@ struct OverwriteRun {
 };
 
 Result<std::vector<OverwriteRun>> overwrite_runs(const RunOptions& options) {
-  static std::map<bool, std::vector<OverwriteRun>> cache;  // one process runs a set once
-  if (auto hit = cache.find(options.quick); hit != cache.end()) return hit->second;
+  // One process runs a set once (per sweep point's overrides).
+  static std::map<std::pair<bool, std::string>, std::vector<OverwriteRun>> cache;
+  const std::pair<bool, std::string> key{options.quick, preset_overrides_key()};
+  if (auto hit = cache.find(key); hit != cache.end()) return hit->second;
   std::vector<OverwriteRun> runs;
   for (const Setup& setup : setups()) {
     options.report(fmt::format("overwrite_throughput: {}", setup.name));
@@ -164,7 +166,7 @@ Result<std::vector<OverwriteRun>> overwrite_runs(const RunOptions& options) {
         static_cast<double>(run.flash_bytes) / static_cast<double>(run.host_bytes);
     runs.push_back(std::move(run));
   }
-  cache[options.quick] = runs;
+  cache[key] = runs;
   return runs;
 }
 
@@ -240,8 +242,9 @@ std::vector<double> write_targets(bool quick) {
 }
 
 Result<std::vector<RatePoint>> rate_sweep(const RunOptions& options) {
-  static std::map<bool, std::vector<RatePoint>> cache;
-  if (auto hit = cache.find(options.quick); hit != cache.end()) return hit->second;
+  static std::map<std::pair<bool, std::string>, std::vector<RatePoint>> cache;
+  const std::pair<bool, std::string> key{options.quick, preset_overrides_key()};
+  if (auto hit = cache.find(key); hit != cache.end()) return hit->second;
   std::vector<RatePoint> points;
   const uint64_t runtime_ns = options.quick ? 3'000'000'000ULL : 20'000'000'000ULL;
   for (size_t s = 0; s < setups().size(); ++s) {
@@ -288,7 +291,7 @@ Result<std::vector<RatePoint>> rate_sweep(const RunOptions& options) {
       points.push_back(point);
     }
   }
-  cache[options.quick] = points;
+  cache[key] = points;
   return points;
 }
 

@@ -281,8 +281,9 @@ Result<Point> read_point(Stack& stack, const Config& config, const Reading& read
 Result<std::vector<Point>> read_curve(const RunOptions& options, const Layout& layout,
                                       const Reading& reading, std::string_view experiment) {
   static std::map<std::string, std::vector<Point>> cache;
-  std::string key = fmt::format("{}/{}/{}/{}/{}", layout.name, static_cast<int>(reading.placement),
-                                reading.request_bytes, reading.iodepth, options.quick);
+  std::string key =
+      fmt::format("{}/{}/{}/{}/{}/{}", layout.name, static_cast<int>(reading.placement),
+                  reading.request_bytes, reading.iodepth, options.quick, preset_overrides_key());
   if (auto hit = cache.find(key); hit != cache.end()) return hit->second;
   options.report(fmt::format("{}: {}, {}, {} KiB requests, queue depth {}", experiment, layout.name,
                              placement_name(reading.placement), reading.request_bytes / kKiB,

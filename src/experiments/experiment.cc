@@ -28,6 +28,13 @@ PresetOverridesScope::PresetOverridesScope(std::vector<std::string> overrides)
 
 PresetOverridesScope::~PresetOverridesScope() { scope_overrides = outer_; }
 
+std::string preset_overrides_key() {
+  std::string key;
+  if (scope_overrides == nullptr) return key;
+  for (const std::string& assignment : *scope_overrides) key += assignment + "\n";
+  return key;
+}
+
 Result<Config> preset_with(std::string_view preset, const std::vector<std::string>& overrides) {
   auto config = preset_config(preset);
   if (!config) return Error{config.error()};

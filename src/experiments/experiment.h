@@ -142,6 +142,11 @@ Result<Config> preset_with(std::string_view preset, const std::vector<std::strin
 // While alive, preset_with on this thread applies `overrides` after an
 // experiment's own: how a sweep runs a member with its point's
 // configuration and seed (src/sweep/sweep.h).
+// The overrides of the scope alive on this thread, one per line (empty
+// outside any): what a member that keeps results for reuse within a process
+// must key them by, besides its own parameters.
+std::string preset_overrides_key();
+
 class PresetOverridesScope {
  public:
   explicit PresetOverridesScope(std::vector<std::string> overrides);

@@ -242,10 +242,14 @@ class Study {
   std::map<std::string, Peak> peaks_;
 };
 
+// One study per run length and sweep point's overrides: its runs are kept
+// for the members that share them.
 Study& study(bool quick) {
-  static Study full(false);
-  static Study short_runs(true);
-  return quick ? short_runs : full;
+  static std::map<std::pair<bool, std::string>, Study> studies;
+  auto key = std::make_pair(quick, preset_overrides_key());
+  auto it = studies.find(key);
+  if (it == studies.end()) it = studies.emplace(key, Study(quick)).first;
+  return it->second;
 }
 
 std::string overrides_text(const std::vector<std::string>& overrides) {

@@ -634,6 +634,31 @@ members = ["capacity_and_wa"]
   EXPECT_EQ(after->flash.blocks_per_plane, preset_config("small")->flash.blocks_per_plane);
 }
 
+// Members that keep their runs for reuse within a process (block-tax's
+// overwrite runs, zn540's study, confzns's curves) keep them per point's
+// overrides: two points in one process (a serial sweep, a Dask worker) are
+// each run with their own configuration, and each gives what it gives
+// alone, whatever ran before it.
+TEST(SweepPoints, APointInAProcessThatRanAnotherGetsItsOwnResult) {
+  SweepSpec spec = parsed(R"(experiment = "block-tax"
+quick = true
+members = ["overwrite_throughput"]
+seeds = [1, 2]
+)");
+  ASSERT_EQ(spec.points.size(), 2u);
+  auto first = run_sweep_point(spec, 0);
+  ASSERT_TRUE(first.ok()) << first.error();
+  auto second = run_sweep_point(spec, 1);
+  ASSERT_TRUE(second.ok()) << second.error();
+  // The measured rows, not the parameters (which name the seed either way).
+  Json a = Json::parse(*first);
+  Json b = Json::parse(*second);
+  EXPECT_NE(a["rows"], b["rows"]) << "the seed-2 point was given the seed-1 point's runs";
+  auto again = run_sweep_point(spec, 0);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(*first, *again);
+}
+
 TEST(PresetOverridesScope, AppliesItsOverridesAfterTheExperimentsOwnWhileAlive) {
   auto base = preset_config("small");
   ASSERT_TRUE(base.ok());
