@@ -38,7 +38,6 @@ seeds = [1, 2]
 [job]
 rw = "randwrite"
 bs = "4k"
-iodepth = 8
 size = "110%"
 
 [grid]
@@ -275,11 +274,11 @@ checks.check("... the same bytes", same_files(path("serial"), path("python"), "g
 bad = {
     "unknown top-level key": ("name = \"x\"\nworkers = 3\n[job]\nrw = \"write\"\n", ":2:"),
     "unknown configuration key": (SPEC.replace('"block.overprovisioning"', '"block.nope"'),
-                                  ":14:"),
+                                  ":13:"),
     "unknown preset": (SPEC.replace('preset = "small"', 'preset = "huge"'), ":3:"),
     "unknown job option": (SPEC.replace('bs = "4k"', 'bsz = "4k"'), ":9:"),
     "bad value": (SPEC.replace("[7, 14, 28, 50]", "[7, 14, 28, 5000]"), "point"),
-    "malformed TOML": (SPEC.replace("[grid]", "[grid"), ":13:"),
+    "malformed TOML": (SPEC.replace("[grid]", "[grid"), ":12:"),
 }
 for name, (text, where) in bad.items():
     p = write("bad.toml", text)
