@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/text_input.h"
+#include "common/write_all.h"
 #include "experiments/report.h"
 #include "experiments/table.h"
 #include "stack/device_factory.h"
@@ -656,17 +657,10 @@ Outcome write_file_atomically(const fs::path& path, std::string_view text) {
       fmt::format(".tmp.{}.{}", getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Error{fmt::format("{}: {}", tmp.string(), std::strerror(errno))};
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Error{fmt::format("{}: {}", tmp.string(), std::strerror(e))};
-    }
-    done += static_cast<size_t>(n);
+  if (auto written = write_all(fd, text); !written) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Error{fmt::format("{}: {}", tmp.string(), written.error())};
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int e = errno;

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <utility>
 
+#include "common/write_all.h"
 #include "experiments/experiment.h"
 #include "experiments/report.h"
 #include "sweep/plotter.h"
@@ -121,16 +122,9 @@ std::vector<std::string> read_manifest(const fs::path& dir) {
 Outcome write_file(const fs::path& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(err))};
-    }
-    done += static_cast<size_t>(n);
+  if (auto written = write_all(fd, text); !written) {
+    ::close(fd);
+    return Error{fmt::format("cannot write {}: {}", path.string(), written.error())};
   }
   if (::close(fd) != 0) {
     return Error{fmt::format("cannot write {}: {}", path.string(), std::strerror(errno))};

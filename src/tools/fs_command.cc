@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "common/write_all.h"
 #include "fs/zoned_fs.h"
 #include "kv/runtime.h"
 #include "tools/probe_command.h"
@@ -1001,17 +1002,6 @@ Result<Fd> open_dir_below(int root, const std::string& relative, bool make) {
     start = end + 1;
   }
   return dir;
-}
-
-Outcome write_all(int fd, const uint8_t* data, uint64_t bytes) {
-  while (bytes > 0) {
-    ssize_t n = ::write(fd, data, bytes);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Error{n < 0 ? std::strerror(errno) : "nothing written"};
-    data += n;
-    bytes -= static_cast<uint64_t>(n);
-  }
-  return {};
 }
 
 std::string parent_relative(const std::string& relative) {
