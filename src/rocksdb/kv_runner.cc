@@ -320,12 +320,16 @@ class Reporter {
     ++reports_;
     if (o_.progress) o_.progress({phase_, seconds_since(start_), done, rate});
   }
+  // The part interval after the last report, when anything finished in it
+  // (however short it is: every write of the phase is in one interval).
   void finish(uint64_t done) {
     double tail_s = seconds_since(start_) - o_.report_interval_s * static_cast<double>(reports_);
-    if (tail_s > 1e-3 && done > last_done_) {
-      out_.ops_per_s_series.push_back(static_cast<double>(done - last_done_) / tail_s);
+    KvWriteLatencyWindow tail = writes_.take();
+    if (done > last_done_ || tail.count > 0) {
+      out_.ops_per_s_series.push_back(tail_s > 0 ? static_cast<double>(done - last_done_) / tail_s
+                                                 : 0.0);
       push_appended();
-      out_.write_latency_series.push_back(writes_.take());
+      out_.write_latency_series.push_back(tail);
     }
     out_.seconds = seconds_since(start_);
     ZL_ASSERT(out_.appended_bytes_series.size() == out_.ops_per_s_series.size());

@@ -309,7 +309,9 @@ TEST(KvRunner, OnZoneSetsTheHotLevelsGoToTheSmallZones) {
   EXPECT_EQ(r.target_file_size_bytes, (1ull << 20) * 9 / 10 / 4096 * 4096);
   const auto& levels = r.rocksdb["files_per_level"];
   ASSERT_GE(levels.size(), 3u);
-  EXPECT_GT(levels[2].get<uint64_t>(), 0u);  // level 2 exists: the large zones have tables
+  // The large zones have tables: level 2's (the set's used bytes; the level
+  // counts are taken as the phase ends, when a compaction into level 2 may
+  // still be running, so level 2 may not be installed yet).
   const auto& sets = r.session["fs"]["space"]["sets"];
   ASSERT_EQ(sets.size(), 2u);
   EXPECT_EQ(sets[0]["zone_bytes"].get<uint64_t>(), 1u << 20);

@@ -652,9 +652,13 @@ Result<std::string> read_file_bounded(const fs::path& path, uint64_t max_bytes) 
 }
 
 Outcome write_file_atomically(const fs::path& path, std::string_view text) {
+  // Unique among the writers of one cache: processes on several hosts may
+  // share it (run-point in a Slurm array), so the host's name is in it.
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   fs::path tmp = path;
-  tmp +=
-      fmt::format(".tmp.{}.{}", getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  tmp += fmt::format(".tmp.{}.{}.{}", one_line(host, 64), getpid(),
+                     std::hash<std::thread::id>{}(std::this_thread::get_id()));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Error{fmt::format("{}: {}", tmp.string(), std::strerror(errno))};
   if (auto written = write_all(fd, text); !written) {
