@@ -300,5 +300,21 @@ checks.check("--workers 0: exit 2", r.returncode == 2 and "--workers" in r.stder
 r = zonelab("sweep", spec, "--serial", "--scheduler", "tcp://127.0.0.1:1")
 checks.check("--serial with --scheduler: exit 2", r.returncode == 2, r.stderr)
 
+# A point that fails when it runs (an experiment's override only the
+# member's own configuration refuses) does not stop the others: they are
+# cached, no files are written, the failure is named in one line.
+failing = write("failing.toml", 'experiment = "block-tax"\nquick = true\n'
+                'members = ["capacity_and_wa"]\n[grid]\n"zns.max_open" = [4, 100000]\n')
+for mode in ("--serial", "--workers=2"):
+    cache = path(f"c-fail{mode}")
+    r = zonelab("sweep", failing, mode, "--cache", cache, "--out", path("failed-out"))
+    lines = r.stderr.strip().splitlines()
+    checks.check(f"a failing point ({mode}): exit 2, one line naming it",
+                 r.returncode == 2 and len(lines) == 1 and
+                 "1 of 2 points failed, the first: point 1 (capacity_and_wa zns.max_open=100000)"
+                 in lines[0], r.stderr[-2000:])
+    checks.check(f"a failing point ({mode}): the other point is cached, no files written",
+                 len(cache_entries(cache)) == 1 and not os.path.exists(path("failed-out")))
+
 shutil.rmtree(work, ignore_errors=True)
 checks.finish()

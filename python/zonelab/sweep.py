@@ -154,13 +154,16 @@ def run(spec: str, *, out: Optional[str] = None, cache: Optional[str] = None,
                 raise SweepError(f"sweep: cache: {e}") from e
         progress.step(computed=True)
 
+    # A point that fails does not stop the others (they run and are cached);
+    # the sweep then writes no files and names the first failure.
+    failures: Dict[int, str] = {}
     executor = "serial" if serial or not missing else "dask"
     if missing and serial:
         for index in missing:
             try:
                 finished(index, s.run_point(index))
             except _zonelab.ZonelabError as e:
-                raise SweepError(f"sweep {s.name}: {e}") from e
+                failures[index] = str(e)
     elif missing:
         client, cluster = _client(scheduler, workers)
         try:
@@ -180,13 +183,17 @@ def run(spec: str, *, out: Optional[str] = None, cache: Optional[str] = None,
                 try:
                     result = future.result()
                 except Exception as e:  # a point's error, raised on its worker
-                    raise SweepError(f"sweep {s.name}: {e}") from e
+                    failures[index] = str(e).splitlines()[0] if str(e) else type(e).__name__
+                    continue
                 finished(index, result)
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
 
+    if failures:
+        raise SweepError(f"sweep {s.name}: {len(failures)} of {len(points)} points failed, the "
+                         f"first: {failures[min(failures)]}")
     out_dir = out or os.path.join("results", s.name)
     try:
         json_path, plottable = s.write(out_dir, results)

@@ -88,6 +88,8 @@ int run_serial(const SweepCommandOptions& o, const SweepSpec& spec,
   std::vector<std::string> results(spec.points.size());
   uint64_t computed = 0;
   uint64_t from_cache = 0;
+  uint64_t failed = 0;
+  std::string first_failure;
   Json recomputed = Json::array();
   for (const SweepPoint& p : spec.points) {
     bool damaged = false;
@@ -98,7 +100,9 @@ int run_serial(const SweepCommandOptions& o, const SweepSpec& spec,
       if (damaged) recomputed.push_back(p.index);
       auto result = run_sweep_point(spec, p.index);
       if (!result) {
-        return bad_input(fmt::format("sweep {}: {}", spec.name, result.error()));
+        // The other points still run (and are cached); no files are written.
+        if (failed++ == 0) first_failure = result.error();
+        continue;
       }
       results[p.index] = std::move(*result);
       ++computed;
@@ -112,6 +116,10 @@ int run_serial(const SweepCommandOptions& o, const SweepSpec& spec,
                  spec.name, p.index + 1, spec.points.size(), computed, from_cache,
                  throttle.wall_s());
     }
+  }
+  if (failed != 0) {
+    return bad_input(fmt::format("sweep {}: {} of {} points failed, the first: {}", spec.name,
+                                 failed, spec.points.size(), first_failure));
   }
   auto files = sweep_files(spec, results);
   if (!files) return bad_input(files.error());
