@@ -289,7 +289,7 @@ for name, (text, where) in bad.items():
 checks.check("bad specs wrote nothing", not os.path.exists(path("bad-out")) and
              not os.path.exists(path("c-bad")))
 r = zonelab("sweep", spec, "--scheduler", "tcp://127.0.0.1:1", "--cache", path("c-unreach"),
-            "--out", path("unreach"), timeout=120)
+            "--out", path("unreach"), "--quiet", timeout=120)
 checks.check("an unreachable scheduler: exit 2, said in one line",
              r.returncode == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in
              r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr[-2000:])
@@ -307,7 +307,8 @@ failing = write("failing.toml", 'experiment = "block-tax"\nquick = true\n'
                 'members = ["capacity_and_wa"]\n[grid]\n"zns.max_open" = [4, 100000]\n')
 for mode in ("--serial", "--workers=2"):
     cache = path(f"c-fail{mode}")
-    r = zonelab("sweep", failing, mode, "--cache", cache, "--out", path("failed-out"))
+    r = zonelab("sweep", failing, mode, "--cache", cache, "--out", path("failed-out"),
+                "--quiet")
     lines = r.stderr.strip().splitlines()
     checks.check(f"a failing point ({mode}): exit 2, one line naming it",
                  r.returncode == 2 and len(lines) == 1 and
