@@ -288,14 +288,7 @@ int run_bench(const BenchOptions& o) {
 
   StackOptions stack_options;
   stack_options.scheduler = o.scheduler;
-  Result<std::unique_ptr<Stack>> opened = Error{""};
-  if (!o.image.empty()) {
-    opened = Stack::open(o.image, stack_options);
-  } else {
-    auto config = resolve_config(o.config);
-    if (!config) return bad_input(config.error());
-    opened = Stack::make(*config, stack_options);
-  }
+  auto opened = open_or_make_stack(o.image, o.config, stack_options);
   if (!opened) return bad_input(opened.error());
   Stack& stack = **opened;
   auto checked = check_jobs(jobs, stack.info());

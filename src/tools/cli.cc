@@ -65,6 +65,15 @@ void add_config_options(CLI::App& app, ConfigOptions& options) {
       ->allow_extra_args(false);
 }
 
+Result<std::unique_ptr<Stack>> open_or_make_stack(const std::string& image,
+                                                  const ConfigOptions& config,
+                                                  const StackOptions& options) {
+  if (!image.empty()) return Stack::open(image, options);
+  auto resolved = resolve_config(config);
+  if (!resolved) return Error{resolved.error()};
+  return Stack::make(*resolved, options);
+}
+
 Result<Config> resolve_config(const ConfigOptions& options, bool check) {
   Config config = default_config();
   if (!options.preset.empty()) {

@@ -47,6 +47,11 @@ void add_config_options(CLI::App& app, ConfigOptions& options);
 // preset (or default) -> file -> overrides, then (unless `check` is false)
 // checked as a whole.
 Result<Config> resolve_config(const ConfigOptions& options, bool check = true);
+// The image's stack when `image` is given, else a throwaway device of the
+// configuration the options resolve to (bench's and replay's IMAGE or --preset).
+Result<std::unique_ptr<Stack>> open_or_make_stack(const std::string& image,
+                                                  const ConfigOptions& config,
+                                                  const StackOptions& options);
 
 // Deterministic contents of LBA `lba` for pattern `seed` (lba_size bytes).
 void fill_pattern(uint64_t seed, uint64_t lba, uint8_t* out, uint64_t lba_size);

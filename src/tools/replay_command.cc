@@ -61,14 +61,7 @@ int run_replay_command(const ReplayCommandOptions& o) {
 
   StackOptions so;
   so.scheduler = o.scheduler;
-  Result<std::unique_ptr<Stack>> opened = Error{""};
-  if (!image.empty()) {
-    opened = Stack::open(image, so);
-  } else {
-    auto config = resolve_config(o.config);
-    if (!config) return bad_input(config.error());
-    opened = Stack::make(*config, so);
-  }
+  auto opened = open_or_make_stack(image, o.config, so);
   if (!opened) return bad_input(opened.error());
   Stack& stack = **opened;
   if (auto checked = check_trace(*trace, stack.info(), stack.device()); !checked) {
