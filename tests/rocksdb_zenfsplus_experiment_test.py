@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks, check_quick_set, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
-MEMBERS = ["fig3", "fig3b", "fig8", "table1", "fig10", "fig9", "fig11", "fig13", "table3", "largezone"]
+MEMBERS = ["fig3", "fig3b", "fig8", "table1", "fig10", "fig9", "fig11", "fig13", "table3", "largezone",
+           "host"]
 QUICK_BUDGET_S = 180
 checks = Checks()
 check = checks.check
@@ -114,4 +115,23 @@ with tempfile.TemporaryDirectory() as out:
         lz = rows(os.path.join(out, "largezone.csv"))
         check("largezone: ZenFS and ZenFS+ wrote",
               len(lz) == 2 and all(float(r["mb_per_s"]) > 0 for r in lz), str(lz))
+
+        fit = json.load(open(os.path.join(out, "fig8.json")))["parameters"]
+        puts = fit["time_scale_fit"]["untimed_puts_per_s"]
+        check("the time scale is fitted when the set runs: 204,300 over this host's puts",
+              puts > 0 and not fit["time_scale_fit"]["clamped"] and
+              abs(fit["time_scale"] - round(204300 / puts, 2)) < 1e-9, str(fit["time_scale_fit"]))
+        check("the erase shrinks with the block: tBERS x 24/384 and x 6/384",
+              fit["erase_latency_ns"] == 3500000 * 24 // 384 and
+              fit["gc_erase_latency_ns"] == 3500000 * 6 // 384,
+              str((fit["erase_latency_ns"], fit["gc_erase_latency_ns"])))
+        host = rows(os.path.join(out, "host.csv"))
+        check("host: two setups, log on and off, at host x1 and x4",
+              {(r["setup"], r["wal"], float(r["host_speed"])) for r in host} ==
+              {(s, w, x) for s in ("ZenFS", "ZenFS+ (S,I,R)") for w in ("on", "off")
+               for x in (1.0, 4.0)}, str(host)[:300])
+        check("host: the time scale is the fit's times the host speed",
+              all(abs(float(r["time_scale"]) - fit["time_scale"] * float(r["host_speed"])) < 1e-6
+                  for r in host), str(host)[:300])
+        check("host: every run wrote", all(float(r["mb_per_s"]) > 0 for r in host))
 sys.exit(checks.finish())

@@ -34,10 +34,10 @@ TEST(ExperimentRegistry, ListsRocksdbZenfsplusAsARealTimeSet) {
   const ExperimentSet* set = find_experiment_set("rocksdb-zenfsplus");
   ASSERT_NE(set, nullptr);
   for (const char* name : {"fig3", "fig3b", "fig8", "table1", "fig10", "fig9", "fig11", "fig13",
-                           "table3", "largezone"}) {
+                           "table3", "largezone", "host"}) {
     EXPECT_NE(find_experiment(*set, name), nullptr) << name;
   }
-  EXPECT_EQ(set->experiments.size(), 10u);
+  EXPECT_EQ(set->experiments.size(), 11u);
   EXPECT_FALSE(set->deterministic);  // RocksDB on the wall clock
 }
 

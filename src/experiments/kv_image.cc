@@ -56,4 +56,8 @@ std::string KvImage::uri(double time_scale) const {
   return uri;
 }
 
+std::string KvImage::uri_untimed() const {
+  return fmt::format("zonelab://{}?timing=off&scheduler=mq-deadline&stats=none", path_);
+}
+
 }  // namespace zonelab

@@ -32,6 +32,8 @@ class KvImage {
   // time_scale: wall time per unit of device time (2: the device runs half
   // as fast; rocksdb/uri.h).
   std::string uri(double time_scale = 1.0) const;
+  // The same image with no device time (timing=off): the host alone.
+  std::string uri_untimed() const;
   // What mkfs reported (the IZG probe's result and warnings, if any).
   const fs::MkfsReport& mkfs_report() const { return report_; }
 
