@@ -97,18 +97,9 @@ class Device {
   }
 
   py::dict info() {
-    const DeviceInfo& i = stack().info();
-    py::dict d;
-    d["interface"] = std::string(i.interface);
-    d["lba_size"] = i.lba_size_bytes;
-    d["zone_count"] = i.zone_count;
-    d["zone_size_lbas"] = i.zone_size_lbas;
-    d["zone_capacity_lbas"] = i.zone_capacity_lbas;
-    d["capacity_lbas"] = i.capacity_lbas;
-    d["max_open"] = i.max_open;
-    d["max_active"] = i.max_active;
-    d["stores_data"] = stack().stores_data();
-    return d;
+    Json j = device_info_json(stack().info());
+    j["stores_data"] = stack().stores_data();
+    return py::dict(to_python(j));
   }
 
   py::list zones(uint32_t first, std::optional<uint32_t> count) {

@@ -30,6 +30,30 @@ double fraction(uint64_t busy_ns, uint64_t span_ns) {
 
 }  // namespace
 
+Json device_info_json(const DeviceInfo& info) {
+  Json j;
+  j["interface"] = std::string(info.interface);
+  j["lba_size"] = info.lba_size_bytes;
+  j["zone_size_lbas"] = info.zone_size_lbas;
+  j["zone_capacity_lbas"] = info.zone_capacity_lbas;
+  j["zone_count"] = info.zone_count;
+  j["capacity_lbas"] = info.capacity_lbas;
+  j["max_open"] = info.max_open;
+  j["max_active"] = info.max_active;
+  j["zasl_lbas"] = info.zasl_lbas;
+  j["volatile_write_cache"] = info.volatile_write_cache;
+  Json sets = Json::array();
+  for (const ZoneSetInfo& set : info.zone_sets) {
+    sets.push_back({{"size_lbas", set.zone_size_lbas},
+                    {"capacity_lbas", set.zone_capacity_lbas},
+                    {"count", set.zone_count},
+                    {"first_zone", set.first_zone},
+                    {"first_lba", set.first_lba}});
+  }
+  j["zone_sets"] = sets;
+  return j;
+}
+
 Json device_counters_json(const ModeledDevice& device, uint64_t span_ns) {
   const Flash& flash = device.flash();
   const FlashCounters& fc = flash.counters();

@@ -18,6 +18,10 @@ namespace zonelab {
 
 // {mean, p50, p95, p99, p999, max}, in the histogram's unit.
 nlohmann::ordered_json latency_json(const Histogram& h);
+// What the device is: interface, LBA size, zone size, capacity and count,
+// capacity, open and active limits, ZASL, the volatile write cache and the
+// zone sets (`zonelab info --json` and the Python module's Device.info).
+nlohmann::ordered_json device_info_json(const DeviceInfo& info);
 // Host and flash bytes, erases, write amplification, per-resource busy
 // fractions over `span_ns`, and what the device's interface adds.
 nlohmann::ordered_json device_counters_json(const ModeledDevice& device, uint64_t span_ns);

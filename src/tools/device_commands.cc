@@ -16,6 +16,7 @@
 #include "fs/device_io.h"
 #include "fs/journal.h"
 #include "fs/zoned_fs.h"
+#include "stack/stack_report.h"
 #include "zonelab/assert.h"
 
 namespace zonelab::cli {
@@ -93,26 +94,7 @@ void zone_counts(const Device& device, Json& j) {
 Json info_json(const Stack& stack) {
   Json j = status_json(Status::kSuccess);
   stack.inspect([&j](const ModeledDevice& device) {
-    const DeviceInfo& info = device.info();
-    j["interface"] = std::string(info.interface);
-    j["lba_size"] = info.lba_size_bytes;
-    j["zone_size_lbas"] = info.zone_size_lbas;
-    j["zone_capacity_lbas"] = info.zone_capacity_lbas;
-    j["zone_count"] = info.zone_count;
-    j["capacity_lbas"] = info.capacity_lbas;
-    j["max_open"] = info.max_open;
-    j["max_active"] = info.max_active;
-    j["zasl_lbas"] = info.zasl_lbas;
-    j["volatile_write_cache"] = info.volatile_write_cache;
-    Json sets = Json::array();
-    for (const ZoneSetInfo& set : info.zone_sets) {
-      sets.push_back({{"size_lbas", set.zone_size_lbas},
-                      {"capacity_lbas", set.zone_capacity_lbas},
-                      {"count", set.zone_count},
-                      {"first_zone", set.first_zone},
-                      {"first_lba", set.first_lba}});
-    }
-    j["zone_sets"] = sets;
+    j.update(device_info_json(device.info()));
     zone_counts(device, j);
     const auto& erases = device.flash().erase_counts();
     uint64_t erase_total = 0;

@@ -2,6 +2,7 @@
 
 Each test works in pytest's private tmp_path. The last one runs the
 notebook-style example of docs/python.md as a script."""
+import json
 import os
 import re
 import subprocess
@@ -37,6 +38,31 @@ def test_an_image_keeps_its_data_and_zones_across_a_reopen(tmp_path):
         assert dev.zones(0, 1)[0]["wp"] == 2
         assert dev.zone_action(0, "reset")["status"] == "SUCCESS"
         assert dev.zones(0, 1)[0]["state"] == "empty"
+
+
+@pytest.mark.skipif(not os.environ.get("ZONELAB"), reason="ZONELAB (the command) not given")
+def test_info_is_what_the_command_gives(tmp_path):
+    # A device of two zone sets, so that every field has something to say.
+    path = str(tmp_path / "sets.img")
+    zonelab.create(path, preset="small", settings={
+        "flash.blocks_per_plane": "16", "flash.pages_per_block": "64",
+        "flash.page_size": "4KiB", "zns.format": "1MiB:8"}).close()
+    subprocess.run([os.environ["ZONELAB"], "format", path, "--zones", "512KiB:8,2MiB:4"],
+                   check=True, capture_output=True)
+    with zonelab.open(path) as dev:
+        info = dev.info
+    out = subprocess.run([os.environ["ZONELAB"], "info", path, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    command = json.loads(out)
+    assert info["stores_data"] is True
+    assert len(info["zone_sets"]) == 2
+    for key, value in info.items():
+        if key != "stores_data":
+            assert command[key] == value, key
+    assert set(info) - {"stores_data"} == {
+        "interface", "lba_size", "zone_size_lbas", "zone_capacity_lbas", "zone_count",
+        "capacity_lbas", "max_open", "max_active", "zasl_lbas", "volatile_write_cache",
+        "zone_sets"}
 
 
 def test_device_errors_are_statuses_and_bad_input_raises(tmp_path):
