@@ -357,7 +357,9 @@ const TimeScaleFit& time_scale_fit() {
 
 // --- what a run measured, in device time
 
-double device_seconds(const kv::KvPhase& p) { return p.seconds / time_scale(); }
+// Each takes the time scale the run used: the fitted one unless a member
+// ran at another (host).
+double device_seconds(const kv::KvPhase& p, double ts = time_scale()) { return p.seconds / ts; }
 
 const kv::KvOpStats& op(const kv::KvResult& r, kv::OpType type) {
   return r.phases.back().by_type[static_cast<size_t>(type)];
@@ -367,18 +369,22 @@ double ops_per_s(const kv::KvResult& r) {
   double s = device_seconds(p);
   return s <= 0 ? 0.0 : static_cast<double>(p.ops()) / s;
 }
-double ops_per_s(const kv::KvResult& r, kv::OpType type) {
-  double s = device_seconds(r.phases.back());
+double ops_per_s(const kv::KvResult& r, kv::OpType type, double ts = time_scale()) {
+  double s = device_seconds(r.phases.back(), ts);
   return s <= 0 ? 0.0 : static_cast<double>(op(r, type).ops) / s;
 }
-double put_mb_per_s(const kv::KvResult& r) {
-  return ops_per_s(r, kv::OpType::kWrite) * (kKeyBytes + kValueBytes) / kBytesPerMb;
+double put_mb_per_s(const kv::KvResult& r, double ts = time_scale()) {
+  return ops_per_s(r, kv::OpType::kWrite, ts) * (kKeyBytes + kValueBytes) / kBytesPerMb;
 }
-double latency_us(const Histogram& h, double percentile) {
-  return static_cast<double>(h.percentile(percentile)) / 1000.0 / time_scale();
+double latency_us(const Histogram& h, double percentile, double ts = time_scale()) {
+  return static_cast<double>(h.percentile(percentile)) / 1000.0 / ts;
 }
 uint64_t stall_micros(const kv::KvResult& r) {
   return r.rocksdb.value("stall_micros", uint64_t{0});
+}
+// How long RocksDB stalled writes, in device ms.
+double stall_ms(const kv::KvResult& r) {
+  return static_cast<double>(stall_micros(r)) / 1000.0 / time_scale();
 }
 double ratio(double a, double b) { return b == 0 ? 0 : a / b; }
 // One of RocksDB's byte counters (KvResult.rocksdb) over the last phase's
@@ -814,8 +820,7 @@ Result<ExperimentResult> run_fig8(const RunOptions& options) {
   ZL_ASSERT(zenfs != nullptr);
   auto add = [&result](const FillRun& f) {
     result.table.add_row({f.setup, uint64_t{f.stripe_width}, ops_per_s(f.fill),
-                          put_mb_per_s(f.fill),
-                          static_cast<double>(stall_micros(f.fill)) / 1000.0 / time_scale(),
+                          put_mb_per_s(f.fill), stall_ms(f.fill),
                           device_seconds(f.fill.phases.back())});
   };
   add(*zenfs);
@@ -1055,12 +1060,11 @@ Result<ExperimentResult> run_fig9(const RunOptions& options) {
     // (medium lifetime, as level 0's) counts as a flush. RocksDB's own
     // totals beside the file system's show how much.
     const Json& by_class = c->fill.session["fs"]["files"]["by_class"];
-    classes[s->name] = {
-        {"fs_flush_appended_bytes", by_class["flush"]["appended_bytes"]},
-        {"rocksdb_flush_write_bytes", c->fill.rocksdb["flush_write_bytes"]},
-        {"fs_compaction_appended_bytes", by_class["compaction"]["appended_bytes"]},
-        {"rocksdb_compact_write_bytes", c->fill.rocksdb["compact_write_bytes"]},
-        {"stall_ms", static_cast<double>(stall_micros(c->fill)) / 1000.0 / time_scale()}};
+    classes[s->name] = {{"fs_flush_appended_bytes", by_class["flush"]["appended_bytes"]},
+                        {"rocksdb_flush_write_bytes", c->fill.rocksdb["flush_write_bytes"]},
+                        {"fs_compaction_appended_bytes", by_class["compaction"]["appended_bytes"]},
+                        {"rocksdb_compact_write_bytes", c->fill.rocksdb["compact_write_bytes"]},
+                        {"stall_ms", stall_ms(c->fill)}};
     struct Named {
       const char* name;
       const std::vector<double>* values;
@@ -1415,8 +1419,7 @@ Result<ExperimentResult> run_largezone(const RunOptions& options) {
     auto r = run_phase(*image, scale.fill_keys, {"fillrandom", true});
     if (!r) return Error{fmt::format("{}: {}", s->name, r.error())};
     mb[s->name] = put_mb_per_s(*r);
-    result.table.add_row({std::string(s->name), ops_per_s(*r), put_mb_per_s(*r),
-                          static_cast<double>(stall_micros(*r)) / 1000.0 / time_scale()});
+    result.table.add_row({std::string(s->name), ops_per_s(*r), put_mb_per_s(*r), stall_ms(*r)});
   }
   result.parameters = parameters(options);
   result.parameters["large_zone_izg"] = "one group (given to mkfs as the map)";
@@ -1465,17 +1468,11 @@ Result<ExperimentResult> run_host(const RunOptions& options) {
         spec.disable_wal = !wal;
         auto r = run_phase(*image, scale.fill_keys, spec);
         if (!r) return Error{fmt::format("{}: {}", s->name, r.error())};
-        const kv::KvPhase& p = r->phases.back();
-        const double wall_s = p.seconds;
-        const double mbps = wall_s <= 0
-                                ? 0.0
-                                : static_cast<double>(op(*r, kv::OpType::kWrite).ops) /
-                                      (wall_s / ts) * (kKeyBytes + kValueBytes) / kBytesPerMb;
+        const double wall_s = r->phases.back().seconds;
+        const double mbps = put_mb_per_s(*r, ts);
         const double stall =
             wall_s <= 0 ? 0.0 : static_cast<double>(stall_micros(*r)) / 1e6 / wall_s;
-        const double tail =
-            static_cast<double>(op(*r, kv::OpType::kWrite).latency_ns.percentile(99.9)) / 1000.0 /
-            ts;
+        const double tail = latency_us(op(*r, kv::OpType::kWrite).latency_ns, 99.9, ts);
         mb[wal][speed][s->name] = mbps;
         p999[wal][speed][s->name] = tail;
         result.table.add_row({fmt::format("{}, {}", s->name, wal ? "log" : "no log"),
