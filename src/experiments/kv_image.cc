@@ -49,15 +49,20 @@ KvImage::~KvImage() {
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
 }
 
+namespace {
+// The image's URI with its device timing (modeled or off), behind
+// mq-deadline, with no statistics file.
+std::string image_uri(const std::string& path, std::string_view timing) {
+  return fmt::format("zonelab://{}?timing={}&scheduler=mq-deadline&stats=none", path, timing);
+}
+}  // namespace
+
 std::string KvImage::uri(double time_scale) const {
-  std::string uri =
-      fmt::format("zonelab://{}?timing=modeled&scheduler=mq-deadline&stats=none", path_);
+  std::string uri = image_uri(path_, "modeled");
   if (time_scale != 1.0) uri += fmt::format("&time_scale={}", time_scale);
   return uri;
 }
 
-std::string KvImage::uri_untimed() const {
-  return fmt::format("zonelab://{}?timing=off&scheduler=mq-deadline&stats=none", path_);
-}
+std::string KvImage::uri_untimed() const { return image_uri(path_, "off"); }
 
 }  // namespace zonelab
