@@ -21,8 +21,12 @@ std::optional<std::string> serve_interface_problem(const std::string& image,
 Result<std::unique_ptr<ServedImage>> ServedImage::open(const ServeOptions& options) {
   // Before the image is locked: a mount point or FUSE that cannot work is
   // said without touching the image.
-  if (auto why = fuse_problem()) return Error{*why};
-  if (auto why = mount_point_problem(options.fuse.mount_point)) return Error{*why};
+  if (options.vhost_user) {
+    if (auto why = socket_path_problem(options.vhost.socket_path)) return Error{*why};
+  } else {
+    if (auto why = fuse_problem()) return Error{*why};
+    if (auto why = mount_point_problem(options.fuse.mount_point)) return Error{*why};
+  }
   auto served = std::unique_ptr<ServedImage>(new ServedImage());
   served->options_ = options;
   if (options.pass_through) {
@@ -44,6 +48,16 @@ Result<std::unique_ptr<ServedImage>> ServedImage::open(const ServeOptions& optio
     served->notes_ = served->stack_->notes();
     served->file_ = std::make_unique<BlockFile>(served->stack_->io());
   }
+  if (options.vhost_user) {
+    auto server = VhostUserBlkServer::start(*served->file_, options.vhost);
+    if (!server) {
+      (void)served->close();
+      return Error{server.error()};
+    }
+    served->vhost_ = std::move(server).value();
+    served->file_path_ = options.vhost.socket_path;
+    return served;
+  }
   auto server = FuseServer::start(*served->file_, options.fuse);
   if (!server) {
     (void)served->close();
@@ -61,7 +75,12 @@ nlohmann::ordered_json ServedImage::stats_json() const {
   out["size_bytes"] = file_->size_bytes();
   out["pass_through"] = options_.pass_through;
   out["served"] = file_counters_json(file_->counters());
-  out["served"]["fuse_requests"] = server_ != nullptr ? server_->requests() : fuse_requests_;
+  out["transport"] = options_.vhost_user ? "vhost-user" : "fuse";
+  if (options_.vhost_user) {
+    if (vhost_ != nullptr) out["served"]["virtio"] = vhost_counters_json(vhost_->counters());
+  } else {
+    out["served"]["fuse_requests"] = server_ != nullptr ? server_->requests() : fuse_requests_;
+  }
   if (stack_ == nullptr) return out;
   out["scheduler"] = stack_->scheduler();
   uint64_t now = stack_->clock().now_ns();
@@ -82,7 +101,20 @@ Outcome ServedImage::close() {
     fuse_requests_ = server_->requests();
   }
   server_.reset();
+  if (vhost_ != nullptr) {
+    vhost_->stop();
+    vhost_->wait();
+  }
   return stack_ != nullptr ? stack_->close() : Outcome{};
+}
+
+bool ServedImage::gone() const {
+  if (server_ != nullptr) return server_->lost_mount();
+  return vhost_ != nullptr && vhost_->guest_gone();
+}
+
+std::string ServedImage::transport_error() const {
+  return vhost_ != nullptr && vhost_->guest_gone() ? vhost_->error() : std::string();
 }
 
 ServedImage::~ServedImage() { (void)close(); }

@@ -1,7 +1,8 @@
-// A device image served through FUSE: the stack in real time (the device
+// A device image served to a kernel: the stack in real time (the device
 // paced to the wall clock by its own thread), the image's LBAs as one file
-// (BlockFile) and the mount that shows it (FuseServer). What `zonelab
-// serve` and `zonelab vm` run.
+// (BlockFile), and what shows it -- a FUSE mount holding the file
+// (FuseServer), or a virtio block device on a vhost-user socket
+// (VhostUserBlkServer). What `zonelab serve` and `zonelab vm` run.
 //
 // Only a block-interface image can be served: a kernel file system writes
 // anywhere, which a zoned namespace refuses. (A zoned device shown to the
@@ -22,6 +23,7 @@
 
 #include "serve/fuse_server.h"
 #include "serve/served_file.h"
+#include "serve/vhost_user_blk.h"
 #include "stack/stack.h"
 #include "zonelab/result.h"
 
@@ -32,7 +34,11 @@ struct ServeOptions {
   // `image` is a plain host file served as it is, without the model
   // (serve/pass_through_file.h): no stack, no device counters.
   bool pass_through = false;
+  // Shown as a file through FUSE (fuse.mount_point), or, with vhost_user,
+  // as a virtio block device to the guest that connects to vhost.socket_path.
+  bool vhost_user = false;
   FuseOptions fuse;
+  VhostUserOptions vhost;
   std::string scheduler;  // empty: the configuration's
   RealtimeOptions realtime;
 };
@@ -49,11 +55,16 @@ class ServedImage {
   ServedImage& operator=(const ServedImage&) = delete;
 
   const ServeOptions& options() const { return options_; }
+  // The served file's path, or the vhost-user socket's.
   const std::string& file_path() const { return file_path_; }
   uint64_t size_bytes() const { return file_->size_bytes(); }
   // The device's LBA size (a passed-through file's block size).
   uint64_t block_bytes() const { return file_->block_bytes(); }
-  FuseServer& server() { return *server_; }
+  // Serving ended from outside: the mount was unmounted, or the guest on the
+  // vhost-user socket went away.
+  bool gone() const;
+  // Why the vhost-user server ended the guest's connection, or empty.
+  std::string transport_error() const;
   // What opening the image had to tell (stack/stack.h).
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -72,6 +83,7 @@ class ServedImage {
   std::vector<std::string> notes_;
   std::unique_ptr<ServedFile> file_;
   std::unique_ptr<FuseServer> server_;
+  std::unique_ptr<VhostUserBlkServer> vhost_;
   uint64_t fuse_requests_ = 0;  // at close()
   bool closed_ = false;
 };

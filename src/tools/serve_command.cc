@@ -17,7 +17,8 @@
 namespace zonelab::cli {
 
 Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::string& mount_point,
-                                          const std::string& file_name) {
+                                          const std::string& file_name,
+                                          const std::string& vhost_socket) {
   serve::ServeOptions o;
   o.image = flags.image;
   auto timing = timing_from_name(flags.timing);
@@ -46,14 +47,21 @@ Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::st
               (flags.pacing == "auto" && std::thread::hardware_concurrency() >= 4);
   if (!spin) o.realtime.spin_ns = 0;
   o.scheduler = flags.scheduler;
+  o.vhost_user = !vhost_socket.empty();
   if (flags.threads) {
-    if (*flags.threads == 0 || *flags.threads > serve::kFuseThreadsMax) {
-      return Error{
-          fmt::format("--threads {}: from 1 to {}", *flags.threads, serve::kFuseThreadsMax)};
+    const uint32_t most = o.vhost_user ? serve::kVhostThreadsMax : serve::kFuseThreadsMax;
+    if (*flags.threads == 0 || *flags.threads > most) {
+      return Error{fmt::format("--threads {}: from 1 to {}", *flags.threads, most)};
     }
     o.fuse.threads = static_cast<uint32_t>(*flags.threads);
+    o.vhost.threads = static_cast<uint32_t>(*flags.threads);
   }
   std::error_code ec;
+  if (o.vhost_user) {
+    auto socket = std::filesystem::absolute(vhost_socket, ec);
+    o.vhost.socket_path = ec ? vhost_socket : socket.lexically_normal().string();
+    return o;
+  }
   auto absolute = std::filesystem::absolute(mount_point, ec);
   o.fuse.mount_point = ec ? mount_point : absolute.lexically_normal().string();
   while (o.fuse.mount_point.size() > 1 && o.fuse.mount_point.back() == '/') {
@@ -75,7 +83,10 @@ void add_serve_flags(CLI::App* app, ServeFlags& f) {
   app->add_option("--pacing", f.pacing,
                   "device thread: auto (default: spin with 4 or more processors), spin or sleep")
       ->type_name("MODE");
-  add_count_option(app, "--threads", f.threads, "FUSE worker threads (default 4)")->type_name("N");
+  add_count_option(app, "--threads", f.threads,
+                   "requests served at once: FUSE worker threads (default 4) or virtio "
+                   "requests (default 32)")
+      ->type_name("N");
   app->add_option("--stats", f.stats_path,
                   "write the statistics (JSON) here at the end and on SIGUSR1")
       ->type_name("PATH");
@@ -132,7 +143,14 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
       "in real time, until SIGINT or SIGTERM");
   serve->add_option("IMAGE", o.flags.image, "block-interface device image (interface = block)")
       ->required();
-  serve->add_option("MOUNTPOINT", o.mount_point, "an existing directory to mount on")->required();
+  serve->add_option("MOUNTPOINT", o.mount_point,
+                    "an existing directory to mount on (not with --vhost-user)");
+  serve
+      ->add_option("--vhost-user", o.vhost_socket,
+                   "show the image as a virtio block device on a vhost-user socket made at "
+                   "SOCKET (for User-Mode Linux: virtio_uml.device=SOCKET:2) instead of a "
+                   "file through FUSE; serving ends when the guest goes")
+      ->type_name("SOCKET");
   serve->add_option("--file", o.file_name, "the file's name in MOUNTPOINT (default disk)")
       ->type_name("NAME");
   serve->add_flag("--pass-through", o.pass_through,
@@ -142,7 +160,12 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
 }
 
 int run_serve_command(const ServeCommandOptions& o) {
-  auto parsed = serve_options(o.flags, o.mount_point, o.file_name);
+  if (o.vhost_socket.empty() == o.mount_point.empty()) {
+    return bad_input(o.vhost_socket.empty()
+                         ? "a MOUNTPOINT or --vhost-user SOCKET is required"
+                         : "MOUNTPOINT and --vhost-user are two ways to serve: give one");
+  }
+  auto parsed = serve_options(o.flags, o.mount_point, o.file_name, o.vhost_socket);
   if (!parsed) return bad_input(parsed.error());
   serve::ServeOptions options = *parsed;
   options.pass_through = o.pass_through;
@@ -175,13 +198,15 @@ int run_serve_command(const ServeCommandOptions& o) {
       continue;
     }
     if (got > 0) break;
-    if ((*served)->server().lost_mount()) {
+    if ((*served)->gone()) {
       lost = true;
       break;
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (lost) note(fmt::format("{} was unmounted from outside; stopping", o.mount_point));
+  if (lost && o.vhost_socket.empty()) {
+    note(fmt::format("{} was unmounted from outside; stopping", o.mount_point));
+  }
   Outcome closed = (*served)->close();
   Json stats = (*served)->stats_json();
   if (Outcome w = write_stats_file(o.flags.stats_path, stats); !w) note(w.error());
@@ -189,6 +214,14 @@ int run_serve_command(const ServeCommandOptions& o) {
     std::fprintf(stderr, "zonelab: error: %s\n", one_line(closed.error()).c_str());
     return kExitDeviceError;
   }
+  // A guest that broke the protocol (its connection ended by the server):
+  // what it had acknowledged is saved, and the reason is the error.
+  if (std::string why = (*served)->transport_error(); !why.empty()) {
+    std::fprintf(stderr, "zonelab: error: the guest's connection was ended: %s\n",
+                 one_line(why).c_str());
+    return kExitBadInput;
+  }
+  if (lost && !o.vhost_socket.empty()) note("the guest has gone; stopping");
   if (o.flags.json) {
     Json out = status_json(Status::kSuccess);
     out["seconds"] = seconds;

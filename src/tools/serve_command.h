@@ -33,12 +33,14 @@ struct ServeCommandOptions {
   ServeFlags flags;
   std::string mount_point;
   std::string file_name = "disk";
+  std::string vhost_socket;
   bool pass_through = false;
 };
 
 struct VmCommandOptions {
   ServeFlags flags;
   std::string fs = "ext4";
+  std::string disk = "virtio";
   std::string discard = "off";
   std::string memory = "512MiB";
   std::string out;
@@ -52,7 +54,8 @@ struct VmCommandOptions {
 
 // Pieces both commands use.
 Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::string& mount_point,
-                                          const std::string& file_name);
+                                          const std::string& file_name,
+                                          const std::string& vhost_socket = {});
 void add_serve_flags(CLI::App* app, ServeFlags& flags);
 // SIGINT, SIGTERM, SIGHUP, SIGUSR1: blocked in every thread and waited for.
 sigset_t stop_signals();

@@ -82,6 +82,8 @@ std::string quote(const std::string& text) {
 
 struct Plan {
   const FsKind* fs = nullptr;
+  bool virtio = true;
+  std::string device;  // the disk in the guest
   uint64_t memory_bytes = 0;
   std::string uml;
   std::string out;
@@ -93,6 +95,11 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
   if (p.fs == nullptr) {
     return Error{fmt::format("--fs {}: one of ext4, xfs, f2fs, btrfs", one_line(o.fs, 64))};
   }
+  if (o.disk != "virtio" && o.disk != "ubd") {
+    return Error{fmt::format("--disk {}: virtio or ubd", one_line(o.disk, 64))};
+  }
+  p.virtio = o.disk == "virtio";
+  p.device = p.virtio ? "/dev/vda" : "/dev/ubda";
   if (o.discard != "on" && o.discard != "off") {
     return Error{fmt::format("--discard {}: on or off", one_line(o.discard, 64))};
   }
@@ -115,9 +122,9 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
     return Error{
         fmt::format("{} is not installed (Debian: apt-get install {})", p.fs->mkfs, p.fs->package)};
   }
-  if (*p.fs->module != 0 && !fsys::is_directory(kUmlModules)) {
-    return Error{fmt::format("{} is a module in User-Mode Linux and {} is missing", p.fs->name,
-                             kUmlModules)};
+  if ((*p.fs->module != 0 || p.virtio) && !fsys::is_directory(kUmlModules)) {
+    return Error{fmt::format("{} is a module in User-Mode Linux and {} is missing",
+                             p.virtio ? "virtio_blk" : p.fs->name, kUmlModules)};
   }
   std::error_code ec;
   fsys::path out = o.out.empty() ? fsys::current_path(ec) : fsys::path(o.out);
@@ -147,10 +154,11 @@ std::string unit_flag(const FsKind& fs, const std::string& options, uint64_t lba
 std::string init_script(const VmCommandOptions& o, const Plan& p, const std::string& state,
                         uint64_t lba_bytes) {
   const FsKind& fs = *p.fs;
-  std::string mkfs = fmt::format("{} {}{}{}{} /dev/ubda", fs.mkfs, fs.mkfs_flags,
+  // A virtio disk tells the guest its block size itself.
+  std::string mkfs = fmt::format("{} {}{}{}{} {}", fs.mkfs, fs.mkfs_flags,
                                  o.discard == "off" ? std::string(" ") + fs.mkfs_nodiscard : "",
-                                 unit_flag(fs, o.mkfs_options, lba_bytes),
-                                 o.mkfs_options.empty() ? "" : " " + o.mkfs_options);
+                                 p.virtio ? "" : unit_flag(fs, o.mkfs_options, lba_bytes),
+                                 o.mkfs_options.empty() ? "" : " " + o.mkfs_options, p.device);
   std::string mount_options = o.discard == "on" ? "discard" : "nodiscard";
   if (!o.mount_options.empty()) mount_options += "," + o.mount_options;
   std::string command;
@@ -170,20 +178,29 @@ std::string init_script(const VmCommandOptions& o, const Plan& p, const std::str
   s += "mount -t hostfs -o \"rw,$STATE\" hostfs \"$STATE\" || failed boot $?\n";
   s += "mount -t hostfs -o \"rw,$OUT\" hostfs \"$OUT\" || failed out $?\n";
   s += "mkdir -p /run/tmp\nexport TMPDIR=/run/tmp HOME=/run/tmp\n";
-  if (*fs.module != 0) {
+  if (*fs.module != 0 || p.virtio) {
+    s += fmt::format("mkdir -p /run/modules/lib && ln -s {} /run/modules/lib/modules\n",
+                     kUmlModules);
+  }
+  if (p.virtio) {
+    // The disk appears once its driver is in; devtmpfs makes the node.
+    s += "modprobe -d /run/modules virtio_blk || failed disk $?\n";
     s += fmt::format(
-        "mkdir -p /run/modules/lib && ln -s {} /run/modules/lib/modules && modprobe -d "
-        "/run/modules {} || failed module $?\n",
-        kUmlModules, fs.module);
+        "n=0; while [ ! -b {0} ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done\n"
+        "[ -b {0} ] || failed disk 1\n",
+        p.device);
+  }
+  if (*fs.module != 0) {
+    s += fmt::format("modprobe -d /run/modules {} || failed module $?\n", fs.module);
   }
   if (!o.no_mkfs) s += fmt::format("{} || failed mkfs $?\n", mkfs);
-  s += fmt::format("mount -t {} -o {} /dev/ubda /mnt || failed mount $?\n", fs.name,
-                   quote(mount_options));
+  s += fmt::format("mount -t {} -o {} {} /mnt || failed mount $?\n", fs.name, quote(mount_options),
+                   p.device);
   s += "echo up > \"$STATE/up\"\n";
   s += "cd \"$OUT\"\nexport ZONELAB_FS=/mnt ZONELAB_OUT=\"$OUT\"\n";
   s += command + "\ncode=$?\nin_guest || exit 1\necho $code > \"$STATE/command\"\ncd /\n";
   s += "umount /mnt || failed umount $?\n";
-  if (o.fsck) s += fmt::format("{} /dev/ubda; echo $? > \"$STATE/fsck\"\n", fs.check);
+  if (o.fsck) s += fmt::format("{} {}; echo $? > \"$STATE/fsck\"\n", fs.check, p.device);
   s += "off\n";
   return s;
 }
@@ -207,6 +224,7 @@ std::string step_text(const std::string& step, const FsKind& fs) {
   if (step == "umount") return fmt::format("unmounting {}", fs.name);
   if (step == "module") return fmt::format("loading the {} module", fs.module);
   if (step == "out") return "mounting the output directory";
+  if (step == "disk") return "finding the virtio disk (virtio_blk)";
   return "the guest's setup";
 }
 
@@ -308,6 +326,11 @@ void add_vm_command(CLI::App& app, VmCommandOptions& o) {
   vm->add_option("--discard", o.discard,
                  "on: mount with -o discard (freed blocks trimmed online); off (default)")
       ->type_name("on|off");
+  vm->add_option("--disk", o.disk,
+                 "how the guest sees the image: virtio (default; a virtio block device on a "
+                 "vhost-user socket, the guest's queue depth reaching the device) or ubd (UML's "
+                 "own disk on a FUSE file: one 4 KiB request at a time)")
+      ->type_name("virtio|ubd");
   vm->add_option("--memory", o.memory, "the guest's memory (default 512MiB)")->type_name("SIZE");
   vm->add_option("--out", o.out,
                  "host directory the guest writes in; COMMAND runs there (default: the current "
@@ -330,7 +353,8 @@ int run_vm_command(const VmCommandOptions& o) {
   if (!state) return bad_input(state.error());
   std::string mount_point = *state + "/mnt";
   fsys::create_directory(mount_point);
-  auto options = serve_options(o.flags, mount_point, "disk");
+  auto options = serve_options(o.flags, mount_point, "disk",
+                               plan->virtio ? *state + "/disk.sock" : std::string());
   if (!options) return bad_input(options.error());
   sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
@@ -353,7 +377,8 @@ int run_vm_command(const VmCommandOptions& o) {
   std::vector<std::string> argv = {
       plan->uml,
       fmt::format("mem={}M", plan->memory_bytes >> 20),
-      "ubd0=" + (*served)->file_path(),
+      plan->virtio ? "virtio_uml.device=" + (*served)->file_path() + ":2"
+                   : "ubd0=" + (*served)->file_path(),
       "root=/dev/root",
       "rootfstype=hostfs",
       "rootflags=/",
@@ -388,6 +413,9 @@ int run_vm_command(const VmCommandOptions& o) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Outcome closed = (*served)->close();
+  if (std::string why = (*served)->transport_error(); !why.empty()) {
+    note(fmt::format("the guest's disk was taken away: {}", why));
+  }
   Json stats = (*served)->stats_json();
   if (Outcome w = write_stats_file(o.flags.stats_path, stats); !w) note(w.error());
 
@@ -438,6 +466,7 @@ int run_vm_command(const VmCommandOptions& o) {
     out["exit_code"] = code;
     out["fs"] = plan->fs->name;
     out["discard"] = o.discard == "on";
+    out["disk"] = o.disk;
     out["command_status"] = command ? Json(*command) : Json(nullptr);
     if (o.fsck) out["fsck_status"] = fsck ? Json(*fsck) : Json(nullptr);
     if (!problem.empty()) out["error"] = problem;
