@@ -4,7 +4,9 @@
 Each file system is made, mounted and used by a command inside the guest
 that writes into the output directory on the host; the file system's own
 check is clean afterwards, and the data is there in the next boot
-(--no-mkfs). A command failing inside gives its status; --discard on
+(--no-mkfs); the default virtio disk counts its requests, passes syncs on
+as flushes and keeps several requests in flight, and UML's ubd disk still
+works. A command failing inside gives its status; --discard on
 reaches the device as deallocations; bad input (an unknown file system, a
 ZNS image, no UML, no command, memory out of bounds, a failing mkfs) gets
 one line and the right exit code with the image left consistent.
@@ -76,6 +78,15 @@ def main():
                 if discard == "on":
                     check(j["served"]["deallocated_lbas"] > 0,
                           f"{fs}: -o discard trims what rm freed: {j['served']}")
+                # The default disk is virtio: its requests are counted, and the
+                # guest's syncs reach the device as flushes (a ubd disk sends none).
+                v = j["served"].get("virtio", {})
+                check(j["disk"] == "virtio" and j["transport"] == "vhost-user"
+                      and v.get("requests", 0) > 0 and v.get("writes", 0) > 0
+                      and v.get("errors", 1) == 0 and v.get("unsupported", 1) == 0,
+                      f"{fs}: served as a virtio disk: {j['served']}")
+                check(j["served"]["flushes"] > 0 and v.get("flushes", 0) > 0,
+                      f"{fs}: sync reaches the device as Flush: {j['served']}")
             check(open(os.path.join(out, "fs-was")).read().strip() == "/mnt",
                   f"{fs}: the command ran in --out with ZONELAB_FS set")
             # The next boot finds the data as written.
@@ -83,6 +94,23 @@ def main():
                    "test \"$(sha256sum /mnt/data | cut -d' ' -f1)\" = \"$(cat sum.$(basename $0))\"",
                    fs)
             check(r.returncode == 0, f"{fs}: data intact in the next boot: {r.stderr[-300:]}")
+
+        # UML's own disk (ubd) on a FUSE file still works, as one 4 KiB
+        # request at a time; and the virtio disk keeps several in flight.
+        r = vm(env, image, "--disk", "ubd", "--fs", "ext4", "--out", out, "--fsck", "--json",
+               "--", "sh", "-c", "head -c 2000000 /dev/urandom > /mnt/u && sync")
+        if check(r.returncode == 0, f"ubd: exit 0, got {r.returncode}: {r.stderr[-300:]}"):
+            j = json.loads(r.stdout.strip().splitlines()[-1])
+            check(j["disk"] == "ubd" and j["transport"] == "fuse" and "virtio" not in j["served"]
+                  and j["fsck_status"] == 0 and j["device"]["host_write_bytes"] >= 2000000,
+                  f"ubd: served through FUSE, fsck clean: {j['served']}")
+        r = vm(env, image, "--fs", "ext4", "--out", out, "--json", "--", "sh", "-c",
+               "fio --name=q --filename=/mnt/q --size=8M --rw=randread --bs=4k --iodepth=16 "
+               "--ioengine=libaio --direct=1 --runtime=1 --time_based --output=/dev/null")
+        if check(r.returncode == 0, f"virtio QD16: exit 0, got {r.returncode}: {r.stderr[-300:]}"):
+            j = json.loads(r.stdout.strip().splitlines()[-1])
+            check(j["served"]["virtio"]["max_in_flight"] >= 4,
+                  f"virtio: fio's queue depth reaches the device: {j['served']['virtio']}")
 
         # A command that fails inside: its status, one error line.
         r = vm(env, image, "--fs", "ext4", "--out", out, "--", "sh", "-c", "exit 7")
@@ -105,6 +133,7 @@ def main():
         refused({}, [image, "--memory", "1MiB", "--", "true"], 2, "--memory", "too little memory")
         refused({}, [image, "--memory", "lots", "--", "true"], 2, "--memory", "memory not a size")
         refused({}, [image, "--discard", "maybe", "--", "true"], 2, "--discard", "bad --discard")
+        refused({}, [image, "--disk", "scsi", "--", "true"], 2, "--disk scsi", "bad --disk")
         refused({}, [image, "--fs", "xfs", "--mkfs-options", "-b size=3", "--", "true"], 2,
                 "mkfs.xfs failed", "a failing mkfs")
         # The image is consistent after all of it, and nothing is left behind.
