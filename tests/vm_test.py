@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import unmount_all  # noqa: E402
@@ -111,6 +112,20 @@ def main():
             j = json.loads(r.stdout.strip().splitlines()[-1])
             check(j["served"]["virtio"]["max_in_flight"] >= 4,
                   f"virtio: fio's queue depth reaches the device: {j['served']['virtio']}")
+
+        # A kernel that powers off and then does not exit (Debian's UML has
+        # been seen to spin after "Power down") is stopped after a grace.
+        hung = os.path.join(d, "hung-uml")
+        with open(hung, "w") as f:
+            f.write("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in uml_dir=*) "
+                    "echo off > \"${a#uml_dir=}/off\";; esac; done\nexec sleep 300\n")
+        os.chmod(hung, 0o755)
+        t0 = time.monotonic()
+        r = vm(dict(env, ZONELAB_UML=hung), image, "--", "true")
+        took = time.monotonic() - t0
+        check(r.returncode == 1 and "did not exit within 15 s" in r.stderr and took < 60,
+              f"a kernel stuck after power-off is stopped: exit {r.returncode} after "
+              f"{took:.1f} s: {r.stderr[-300:]}")
 
         # A command that fails inside: its status, one error line.
         r = vm(env, image, "--fs", "ext4", "--out", out, "--", "sh", "-c", "exit 7")

@@ -171,7 +171,8 @@ std::string init_script(const VmCommandOptions& o, const Plan& p, const std::str
   // but inside the guest's kernel (a process that outlived it would be on
   // the host, where powering off is the last thing to do).
   s += "in_guest() { grep -q 'User Mode Linux' /proc/cpuinfo 2>/dev/null; }\n";
-  s += "off() { sync; in_guest && echo o > /proc/sysrq-trigger; sleep 30; }\n";
+  s += "off() { sync; echo off > \"$STATE/off\"; in_guest && echo o > /proc/sysrq-trigger; "
+       "sleep 30; }\n";
   s += "failed() { in_guest || exit 1; echo \"$1 $2\" > \"$STATE/failed\"; off; }\n";
   s += "mount -t proc proc /proc\nmount -t sysfs sysfs /sys\n";
   s += "mount -t tmpfs -o mode=1777 tmpfs /run || failed boot $?\n";
@@ -241,6 +242,9 @@ std::string read_line(const std::string& path) {
   std::getline(in, line);
   return line;
 }
+
+// How long a guest that asked to power off may take to exit.
+constexpr std::chrono::seconds kPowerOffGrace{15};
 
 // The keeper's exit status when it cannot make the guest's PID namespace.
 constexpr int kNoNamespaceExit = 126;
@@ -397,9 +401,23 @@ int run_vm_command(const VmCommandOptions& o) {
   pid_t pid = boot(argv, *state, o.flags.json);
   int wait_status = 0;
   bool interrupted = false;
+  // Once the guest has synced and asked to power off, nothing of the image
+  // is in flight. Debian's UML 6.1 has been seen (rarely) to print "Power
+  // down" and then spin instead of exiting; it is stopped after a grace.
+  std::optional<std::chrono::steady_clock::time_point> off_since;
+  bool stopped_after_off = false;
+  const std::string off_marker = *state + "/off";
   while (pid > 0) {
     pid_t done = waitpid(pid, &wait_status, WNOHANG);
     if (done == pid) break;
+    if (!off_since && access(off_marker.c_str(), F_OK) == 0) {
+      off_since = std::chrono::steady_clock::now();
+    }
+    if (off_since && !stopped_after_off &&
+        std::chrono::steady_clock::now() - *off_since > kPowerOffGrace) {
+      stopped_after_off = true;
+      kill(pid, SIGKILL);
+    }
     timespec wait{0, 100'000'000};
     int got = sigtimedwait(&signals, nullptr, &wait);
     if (got == SIGUSR1) {
@@ -412,6 +430,10 @@ int run_vm_command(const VmCommandOptions& o) {
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (stopped_after_off) {
+    note(fmt::format("the guest powered off but did not exit within {} s; it was stopped",
+                     std::chrono::duration_cast<std::chrono::seconds>(kPowerOffGrace).count()));
+  }
   Outcome closed = (*served)->close();
   if (std::string why = (*served)->transport_error(); !why.empty()) {
     note(fmt::format("the guest's disk was taken away: {}", why));
