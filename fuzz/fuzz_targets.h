@@ -74,6 +74,13 @@ int fuzz_fs_policy(const uint8_t* data, size_t size);
 // another name (fuzz/sweep_fuzz_targets.cc).
 int fuzz_sweep_spec(const uint8_t* data, size_t size);
 
+// A vhost-user front end saying what the bytes say to a VhostUserBlkServer
+// (serve/vhost_user_blk.h) over a real socket, the guest's memory a memfd
+// whose first bytes the input gives (fuzz/serve_fuzz_targets.cc): the
+// server ends when the socket closes, never touching memory it was not
+// given, and the reason it ended a connection is one line.
+int fuzz_vhost_user(const uint8_t* data, size_t size);
+
 // Seed inputs for the fs targets above, into DIR/fs_records,
 // DIR/fs_superblock, DIR/fs_journal, DIR/fs_journal_damage and DIR/fs_policy; adds to
 // `written`.

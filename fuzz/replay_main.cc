@@ -106,6 +106,7 @@ Target target_named(std::string_view name) {
   if (name == "fs_journal_damage") return fuzz_fs_journal_damage;
   if (name == "fs_policy") return fuzz_fs_policy;
   if (name == "sweep_spec") return fuzz_sweep_spec;
+  if (name == "vhost_user") return fuzz_vhost_user;
   return nullptr;
 }
 
@@ -362,7 +363,7 @@ int usage() {
       "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
       "       zonelab_fuzz_replay --target "
       "image|config|job|trace|fs_records|fs_superblock|fs_journal|fs_journal_damage|fs_policy|"
-      "sweep_spec "
+      "sweep_spec|vhost_user "
       "FILE...\n"
       "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
@@ -389,6 +390,7 @@ int run(std::vector<std::string_view> args) {
     found = run_dir(fuzz_fs_journal_damage, corpus / "fs_journal_damage", verbose, tally) && found;
     found = run_dir(fuzz_fs_policy, corpus / "fs_policy", verbose, tally) && found;
     found = run_dir(fuzz_sweep_spec, corpus / "sweep_spec", verbose, tally) && found;
+    found = run_dir(fuzz_vhost_user, corpus / "vhost_user", verbose, tally) && found;
     if (!found) tally.failed += 1;
   } else {
     return usage();

@@ -28,8 +28,7 @@
 // User-Mode Linux, where every system call of db_bench's is a round trip
 // through the host's ptrace, so its host CPU per operation is many times
 // the ZNS side's. The virtio disk passes the guest's queue on (its
-// requests in flight reach the device); the committed results ran on UML's
-// ubd disk, which sends one 4 KiB request at a time (kGuestDisk).
+// requests in flight reach the device: kGuestDisk).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
@@ -108,11 +107,11 @@ Scale scale_of(const RunOptions& o) {
 constexpr uint64_t kRateLimitBytesPerS = 4 << 20;
 constexpr double kTimeScale = 1.0;
 constexpr const char* kGuestMemory = "384MiB";
-// The guest's disk. The committed results were measured on UML's ubd disk
-// (one 4 KiB request at a time); `zonelab vm`'s virtio disk passes the
-// guest's queue and flushes on, but on this host the guest's system calls,
-// not the disk, bound the block side either way (docs/experiments.md).
-constexpr const char* kGuestDisk = "ubd";
+// The guest's disk: `zonelab vm`'s virtio disk, which passes the guest's
+// queue and flushes on (UML's ubd disk sends one 4 KiB request at a time
+// and no flush). On this host the guest's system calls, not the disk,
+// bound the block side either way (docs/experiments.md).
+constexpr const char* kGuestDisk = "virtio";
 
 std::vector<std::string> device_overrides(uint32_t blocks_per_plane, const Setup& s) {
   std::vector<std::string> o = {"store.backing=file",
@@ -271,7 +270,17 @@ struct PhaseSpec {
   std::string label;  // for progress and errors
 };
 
-std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p) {
+// RocksDB's target SST size, as seed 000 set it for each side: 128 MiB on
+// the block SSD, whose erase unit (a superblock over its dies, about a
+// zone's 1 GiB) then holds about 8 files written around the same time; the
+// zone's capacity for ZenFS. Scaled: the block SSD here fills 8 planes' open
+// 1 MiB blocks together, an 8 MiB unit, so 1 MiB files; the ZNS side's
+// 16 MiB zones take 14 MiB files (90 % of a zone, ZenFS's usual advice).
+constexpr uint64_t kBlockSstBytes = 1 << 20;
+constexpr uint64_t kZnsSstBytes = 14 << 20;
+
+std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p,
+                                        uint64_t sst_bytes) {
   std::vector<std::string> f = {
       "--benchmarks=" + p.benchmark,
       fmt::format("--num={}", scale.keys),
@@ -279,7 +288,7 @@ std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p) 
       "--value_size=800",
       "--compression_type=snappy",
       "--compression_ratio=0.5",
-      fmt::format("--target_file_size_base={}", 14 << 20),
+      fmt::format("--target_file_size_base={}", sst_bytes),
       fmt::format("--write_buffer_size={}", 4 << 20),
       fmt::format("--cache_size={}", 2 << 20),
       "--max_background_jobs=4",
@@ -374,7 +383,8 @@ Result<Phase> run_phase(const Scale& scale, Drive& d, const PhaseSpec& p,
   const std::string err = (d.dir / fmt::format("phase{}.err", d.phases)).string();
   ++d.phases;
   Phase phase;
-  std::vector<std::string> flags = db_bench_flags(scale, p);
+  std::vector<std::string> flags =
+      db_bench_flags(scale, p, d.setup.fs.empty() ? kZnsSstBytes : kBlockSstBytes);
   Result<Ran> ran = Error{"not run"};
   std::string bench_text;
   if (d.setup.fs.empty()) {
@@ -592,6 +602,8 @@ Json parameters(const RunOptions& options) {
   p["rate_limited_writer_bytes_per_s"] = kRateLimitBytesPerS;
   p["time_scale"] = kTimeScale;
   p["guest_disk"] = kGuestDisk;
+  p["target_file_size_block"] = kBlockSstBytes;
+  p["target_file_size_zns"] = kZnsSstBytes;
   p["guest_memory"] = kGuestMemory;
   p["aging_capacities_written"] = scale.aging_passes;
   p["block_side"] =
