@@ -703,6 +703,19 @@ struct VhostUserBlkServer::Impl {
             error = "a memory region of size 0 or beyond 2^64";
             return false;
           }
+          // A region past the end of its file would fault (SIGBUS) when
+          // touched: the file must hold all of it.
+          struct stat st;
+          const bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+          if (!sized || offset + r.size > static_cast<uint64_t>(st.st_size)) {
+            ::close(fd);
+            error = sized ? fmt::format(
+                                "memory region {} ({} bytes at offset {}) is past the end of "
+                                "its file ({} bytes)",
+                                k, r.size, offset, st.st_size)
+                          : fmt::format("memory region {} is not a regular file", k);
+            return false;
+          }
           r.mapping_bytes = static_cast<size_t>(offset + r.size);
           r.mapping = mmap(nullptr, r.mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
           ::close(fd);
