@@ -35,12 +35,12 @@ class MemFile final : public serve::ServedFile {
   int64_t read(uint64_t offset, std::span<uint8_t> out) override {
     if (offset >= bytes_.size()) return 0;
     size_t n = std::min<size_t>(out.size(), bytes_.size() - offset);
-    std::memcpy(out.data(), bytes_.data() + offset, n);
+    if (n != 0) std::memcpy(out.data(), bytes_.data() + offset, n);
     return static_cast<int64_t>(n);
   }
   int64_t write(uint64_t offset, std::span<const uint8_t> in) override {
     if (offset >= bytes_.size() || in.size() > bytes_.size() - offset) return -ENOSPC;
-    std::memcpy(bytes_.data() + offset, in.data(), in.size());
+    if (!in.empty()) std::memcpy(bytes_.data() + offset, in.data(), in.size());
     return static_cast<int64_t>(in.size());
   }
   int hole(uint64_t offset, uint64_t length) override {
