@@ -957,11 +957,6 @@ Result<std::unique_ptr<VhostUserBlkServer>> VhostUserBlkServer::start(
       }
     }
     if (im.sock >= 0) im.end_connection();
-    std::lock_guard lock(im.counters_mutex);
-    im.counters.mean_in_flight =
-        im.counters.requests == 0
-            ? 0
-            : static_cast<double>(im.in_flight_sum) / static_cast<double>(im.counters.requests);
   });
   return server;
 }

@@ -355,8 +355,9 @@ int run_vm_command(const VmCommandOptions& o) {
   if (!plan) return bad_input(plan.error());
   auto state = make_private_dir();
   if (!state) return bad_input(state.error());
+  // The FUSE mount for a ubd disk; a virtio disk is a socket beside it.
   std::string mount_point = *state + "/mnt";
-  fsys::create_directory(mount_point);
+  if (!plan->virtio) fsys::create_directory(mount_point);
   auto options = serve_options(o.flags, mount_point, "disk",
                                plan->virtio ? *state + "/disk.sock" : std::string());
   if (!options) return bad_input(options.error());
