@@ -373,6 +373,29 @@ def expect_refusal(d, name, job_text, words, image=None, extra=()):
     return ok
 
 
+def test_an_image_without_data(d):
+    """store.backing=none: a job that verifies reads zeros (so a pattern it
+    wrote fails, as nothing was stored); one that does not verify has its
+    reads leave fio's buffers alone and completes every read."""
+    image = create(os.path.join(d, "nodata.img"), "store.backing=none")
+    head = (f"[global]\nioengine=external:{ENGINE}\nfilename={image}\ndirect=1\n"
+            "zonemode=zbd\nzonelab_timing=off\n")
+    # With verify=pattern fio writes the pattern and reads it back into the
+    # same buffers: had the reads moved no data, the pattern would still be
+    # there and verify would pass.
+    r, _ = fio(head + "[w]\nrw=write\nbs=64k\nsize=1z\nverify=pattern\n"
+               "verify_pattern=0xab\n", d, "nodata-verify")
+    check(r.returncode != 0 and "verify" in (r.stderr + r.stdout).lower(),
+          f"a pattern written to an image that stores nothing passed verify (rc {r.returncode})")
+    r, data = fio(head + "[r]\nrw=read\nbs=4k\niodepth=16\nsize=1z\n", d, "nodata-read")
+    ios = data["jobs"][0]["read"]["total_ios"] if data else 0
+    written, _ = written_by_zone(image)
+    want = written[0] * lba_bytes(image) // 4096
+    check(r.returncode == 0 and want > 0 and ios == want,
+          f"reads of an image without data: rc {r.returncode}, {ios} of {want} reads: "
+          f"{r.stderr[-300:]}")
+
+
 def test_bad_input(d):
     # No data stored: the image is its metadata, read whole before and after.
     image = create(os.path.join(d, "bad.img"), "store.backing=none")
@@ -442,7 +465,7 @@ def main():
         for test in (test_zbd_example, test_verify_across_runs, test_threads_share_an_image,
                      test_block_image_trim, test_time_scale_and_stats,
                      test_killed_fio_leaves_a_consistent_image, test_iologs_fio_writes_replay,
-                     test_bad_input):
+                     test_an_image_without_data, test_bad_input):
             start = time.monotonic()
             test(d)
             print(f"{test.__name__}: {time.monotonic() - start:.1f} s", flush=True)

@@ -104,6 +104,10 @@ struct zl_job {
   zl_fio_queue* queue;
   struct io_u** events;
   unsigned int events_size;
+  /* Reads leave fio's buffer as it was, as null_blk without memory_backed
+   * does: the image stores no data and the job does not verify (a verify
+   * reads zeros, so what was never stored fails it). */
+  int reads_move_no_data;
 };
 
 static struct zl_job* zl_job_of(struct thread_data* td) {
@@ -253,6 +257,7 @@ static int zl_init(struct thread_data* td) {
     for_each_file(td, f, i) {
       if (zl_check_sizes(td, f->file_name, get_start_offset(td, f), &g)) return 1;
     }
+    job->reads_move_no_data = !g.stores_data && td->o.verify == 0; /* VERIFY_NONE */
   }
   job->events_size = td->o.iodepth > 0 ? td->o.iodepth : 1;
   job->events = calloc(job->events_size, sizeof(job->events[0]));
@@ -325,7 +330,8 @@ static enum fio_q_status zl_queue(struct thread_data* td, struct io_u* io_u) {
       io_u->error = EINVAL;
       return FIO_Q_COMPLETED;
   }
-  error = zl_fio_submit(job->queue, io, io_u->offset, io_u->xfer_buflen, io_u->xfer_buf, io_u);
+  error = zl_fio_submit(job->queue, io, io_u->offset, io_u->xfer_buflen,
+                        io == ZL_FIO_READ && job->reads_move_no_data ? NULL : io_u->xfer_buf, io_u);
   if (error != 0) {
     io_u->error = error;
     return FIO_Q_COMPLETED;

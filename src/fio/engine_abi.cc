@@ -87,6 +87,7 @@ void zl_fio_get_geometry(zl_fio_image* handle, zl_fio_geometry* out) {
   out->zone_size_bytes = info.zone_size_lbas * info.lba_size_bytes;
   out->zone_count = info.zone_count;
   out->max_open_zones = image.max_open_zones();
+  out->stores_data = image.stores_data() ? 1 : 0;
 }
 
 int zl_fio_report_zones(zl_fio_image* handle, uint64_t offset, zl_fio_zone* zones, unsigned count) {

@@ -32,6 +32,7 @@ struct zl_fio_geometry {
   uint64_t zone_size_bytes; /* the first zone's */
   uint32_t zone_count;
   uint32_t max_open_zones; /* 0: no limit */
+  int stores_data;         /* the image keeps what is written (store.backing) */
 };
 
 /* Zone conditions, as the kernel and fio number them. */

@@ -132,6 +132,8 @@ class SharedImage {
   // and active limits that is set (0: none). fio keeps a zone open from its
   // first write until it is full, so for fio an open zone is an active one.
   uint32_t max_open_zones() const;
+  // Whether the image keeps what is written (store.backing is not none).
+  bool stores_data() const { return stack_->stores_data(); }
 
   // The zones from the one holding byte `offset`, at most `count`.
   std::vector<ZoneDescriptor> zones_from(uint64_t offset, uint32_t count);
