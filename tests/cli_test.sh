@@ -302,7 +302,7 @@ expect "bench state kept in the image" "j['zones'][0]['wp']==256"
 
 # Real-time runs: the same job paced to the wall clock, with the completion error.
 check "bench realtime" 0 "$Z" bench --preset small --rw write --bs 64KiB --iodepth 4 --size 4MiB --realtime --json
-expect "bench realtime fields" "all(k in j['realtime']['completion_error_ns'] for k in ['p50','p99','max']) and j['realtime']['completions']==j['commands']==64 and j['realtime']['timing']=='modeled' and j['jobs'][0]['bytes']==4*1024*1024"
+expect "bench realtime fields" "all(k in j['realtime'][h] for k in ['p50','p99','max'] for h in ['completion_error_ns','wakeup_ns']) and j['realtime']['completions']==j['commands']==64 and j['realtime']['timing']=='modeled' and j['jobs'][0]['bytes']==4*1024*1024"
 check "bench timing off" 0 "$Z" bench --preset small --rw write --bs 64KiB --size 4MiB --timing off --json
 expect "bench timing off" "j['realtime']['timing']=='off' and j['realtime']['completion_error_ns']['max']==0 and j['realtime']['turnaround_ns']['max']>0"
 check "bench time scale" 0 "$Z" bench --preset small --rw write --bs 64KiB --size 1MiB --time-scale 2 --json

@@ -8,6 +8,18 @@
 #include <vector>
 
 namespace zonelab::fs {
+namespace {
+
+// The calling thread's ReadLatencyScope's histogram, if any.
+thread_local Histogram* tls_read_latency = nullptr;
+
+}  // namespace
+
+ReadLatencyScope::ReadLatencyScope(Histogram& into) : previous_(tls_read_latency) {
+  tls_read_latency = &into;
+}
+
+ReadLatencyScope::~ReadLatencyScope() { tls_read_latency = previous_; }
 
 const char* write_cause_name(WriteCause cause) {
   static constexpr const char* kNames[] = {"data", "padding", "meta", "gc"};
@@ -60,6 +72,9 @@ FsStatus DeviceIo::check(const Command& command, IoKind kind, const char* what) 
   {
     std::lock_guard lock(latency_mutex_);
     latency_ns_[static_cast<size_t>(kind)].record(command.latency_ns());
+  }
+  if (kind == IoKind::kRead && tls_read_latency != nullptr) {
+    tls_read_latency->record(command.latency_ns());
   }
   if (command.status == Status::kSuccess) return {};
   counters_.failed.fetch_add(1, std::memory_order_relaxed);

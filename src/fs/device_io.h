@@ -51,6 +51,22 @@ struct IoPiece {
   uint64_t padding_bytes = 0;
 };
 
+// While one is alive on a thread, the modeled latency (device time) of
+// every read command the file system sends for that thread is recorded in
+// `into` as well: a client thread's own view of the device, apart from the
+// host's time around it (a tenant's reads beside a neighbour's writes).
+// Scopes nest; the innermost records.
+class ReadLatencyScope {
+ public:
+  explicit ReadLatencyScope(Histogram& into);
+  ~ReadLatencyScope();
+  ReadLatencyScope(const ReadLatencyScope&) = delete;
+  ReadLatencyScope& operator=(const ReadLatencyScope&) = delete;
+
+ private:
+  Histogram* previous_;
+};
+
 class DeviceIo {
  public:
   // At most this much in one write or read command.

@@ -45,6 +45,10 @@ Json phase_json(const KvPhase& phase) {
       t["not_found"] = s.not_found;
     }
     t["lat_us"] = latency_us_json(s.latency_ns);
+    if (s.device_read_latency_ns.count() != 0) {
+      t["device_reads"] = s.device_read_latency_ns.count();
+      t["device_read_lat_us"] = latency_us_json(s.device_read_latency_ns);
+    }
     types[std::string(op_type_name(static_cast<OpType>(i)))] = t;
   }
   j["by_type"] = types;
@@ -86,6 +90,7 @@ Json phase_json(const KvPhase& phase) {
 void KvOpStats::merge(const KvOpStats& other) {
   ops += other.ops;
   latency_ns.merge(other.latency_ns);
+  device_read_latency_ns.merge(other.device_read_latency_ns);
   found += other.found;
   not_found += other.not_found;
   bytes += other.bytes;

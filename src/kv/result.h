@@ -88,6 +88,10 @@ std::optional<std::string> check_kv_options(const KvOptions& options);
 struct KvOpStats {
   uint64_t ops = 0;
   Histogram latency_ns;
+  // The modeled latency (device time) of each read command the file system
+  // sent for these operations (fs::ReadLatencyScope): the device's part,
+  // without the host's time around it. Block-cache hits send none.
+  Histogram device_read_latency_ns;
   uint64_t found = 0;      // reads (and the reads of read-modify-writes) that found the key
   uint64_t not_found = 0;  // ... that did not
   uint64_t bytes = 0;      // keys and values written or read

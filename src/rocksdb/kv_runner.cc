@@ -23,6 +23,7 @@
 #include <mutex>
 #include <thread>
 
+#include "fs/device_io.h"
 #include "fs/metadata.h"
 #include "fs/zoned_fs.h"
 #include "rocksdb/registry.h"
@@ -524,6 +525,9 @@ bool OpExecutor::get_timed(uint64_t key, KvOpStats& stats, bool* found) {
 
 bool OpExecutor::run(const Op& op, OpStatsArray& stats) {
   KvOpStats& s = stats[static_cast<size_t>(op.type)];
+  // The device reads this operation makes on this thread (RocksDB reads a
+  // table's blocks on the caller's thread).
+  fs::ReadLatencyScope device_reads(s.device_read_latency_ns);
   bool found = false;
   switch (op.type) {
     case OpType::kRead:

@@ -93,6 +93,30 @@ TEST(KvRunner, FillseqThenReadrandomFindsEveryKey) {
   EXPECT_EQ(r.target_file_size_bytes, (48ull << 20) * 9 / 10 / 4096 * 4096);
 }
 
+// Each read operation's device reads are recorded with their modeled
+// latency: most of them a flash read at least (a table still in the
+// device's write buffer reads faster), and no more of them than the file
+// system sent in the run; writes that read nothing record none.
+TEST(KvRunner, ReadsRecordTheDeviceReadsTheySent) {
+  KvImage image;
+  KvResult filled = run_kv(image.options("fillseq", 4000));
+  ASSERT_TRUE(filled.ok()) << filled.error;
+  EXPECT_EQ(stats_of(filled.phases[0], OpType::kWrite).device_read_latency_ns.count(), 0u);
+
+  KvOptions read = image.options("readrandom", 4000);
+  read.threads = 2;
+  read.block_cache_bytes = 64 << 10;  // most gets miss the cache
+  KvResult r = run_kv(read);
+  ASSERT_TRUE(r.ok()) << r.error;
+  const Histogram& device = stats_of(r.phases[0], OpType::kRead).device_read_latency_ns;
+  const uint64_t sent = r.session["fs"]["device_io"]["commands"]["read"]["count"].get<uint64_t>();
+  EXPECT_GT(device.count(), 1000u);
+  EXPECT_LE(device.count(), sent);
+  const Config small = *preset_config("small");
+  EXPECT_GE(device.percentile(50), small.flash.read_latency_ns);
+  EXPECT_GT(device.percentile(0), 0u);
+}
+
 // RocksDB's flush runs in its high-priority pool, compaction in its low one;
 // under a write stall both write at user priority and a level-1 output has
 // a flushed table's lifetime hint: the file system still counts each where

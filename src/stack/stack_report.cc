@@ -103,6 +103,7 @@ Json realtime_stats_json(const RealtimeOptions& options, const RealtimeStats& st
   j["completions"] = stats.completions;
   j["completion_error_ns"] = latency_json(stats.completion_error_ns);
   j["turnaround_ns"] = latency_json(stats.turnaround_ns);
+  j["wakeup_ns"] = latency_json(stats.wakeup_ns);
   j["loop_cpu_ns"] = stats.loop_cpu_ns;
   j["loop_wall_ns"] = stats.loop_wall_ns;
   j["loop_cpu_share"] = stats.loop_wall_ns == 0

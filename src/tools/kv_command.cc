@@ -298,6 +298,15 @@ void print_phase(const kv::KvOptions& o, const kv::KvPhase& phase) {
         us(static_cast<double>(h.percentile(50))), us(static_cast<double>(h.percentile(95))),
         us(static_cast<double>(h.percentile(99))), us(static_cast<double>(h.percentile(99.9))),
         us(static_cast<double>(h.max())), found);
+    const Histogram& d = s.device_read_latency_ns;
+    if (d.count() != 0) {
+      fmt::print(
+          "  {:<17} {:>10} device reads, modeled us: mean {} p50 {} p95 {} p99 {} p99.9 {} max "
+          "{}\n",
+          "", d.count(), us(d.mean()), us(static_cast<double>(d.percentile(50))),
+          us(static_cast<double>(d.percentile(95))), us(static_cast<double>(d.percentile(99))),
+          us(static_cast<double>(d.percentile(99.9))), us(static_cast<double>(d.max())));
+    }
   }
 }
 
