@@ -9,7 +9,8 @@ as flushes and keeps several requests in flight, and UML's ubd disk still
 works. A command failing inside gives its status; --discard on
 reaches the device as deallocations; bad input (an unknown file system, a
 ZNS image, no UML, no command, memory out of bounds, a failing mkfs) gets
-one line and the right exit code with the image left consistent.
+one line and the right exit code with the image left consistent. As an
+ordinary user (nobody) the guest runs too, and kill -9 leaves nothing of it.
 
 Everything runs in a private directory (TMPDIR too, where zonelab vm
 makes its own).
@@ -17,6 +18,7 @@ makes its own).
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +41,86 @@ def check(condition, message):
 def vm(env, image, *args, timeout=180):
     return subprocess.run([ZONELAB, "vm", image, *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+def uids_processes(uid):
+    """The pids of the processes of `uid` now."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid == uid:
+                out.add(int(name))
+        except OSError:
+            pass
+    return out
+
+
+def unprivileged(d):
+    """As an ordinary user (nobody, through setpriv): the guest's PID
+    namespace comes inside a user namespace, where the host's setuid
+    mount(8) would run as nobody; the guest still runs its command as its
+    root, the file system checks clean, and kill -9 of zonelab vm leaves no
+    process of the guest behind."""
+    nobody = 65534
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        print("skip unprivileged: not root, or no setpriv", flush=True)
+        return
+    probe = subprocess.run(["unshare", "--user", "--pid", "--fork", "true"], capture_output=True)
+    if probe.returncode != 0:
+        print("skip unprivileged: user namespaces are not allowed here", flush=True)
+        return
+    os.chmod(d, 0o711)  # the user passes through the test's directory to its own
+    ud = os.path.join(d, "nobody")
+    os.mkdir(ud)
+    os.chown(ud, nobody, nobody)
+    env = dict(os.environ, TMPDIR=ud, HOME=ud)
+    as_nobody = ["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups"]
+    image = os.path.join(ud, "u.img")
+    out = os.path.join(ud, "out")
+    r = subprocess.run(as_nobody + [ZONELAB, "create", image, "--preset", "small", "--set",
+                                    "interface=block"], capture_output=True, text=True, env=env)
+    if not check(r.returncode == 0, f"unprivileged create: {r.stderr}"):
+        return
+    r = subprocess.run(as_nobody + [ZONELAB, "vm", image, "--fs", "xfs", "--out", out, "--fsck",
+                                    "--json", "--", "sh", "-c",
+                                    "id -u > uid && head -c 1000000 /dev/urandom > /mnt/d && "
+                                    "sync && mount | grep -c ' /mnt ' > mounted"],
+                       capture_output=True, text=True, env=env, timeout=180)
+    if check(r.returncode == 0, f"unprivileged vm: exit 0, got {r.returncode}: "
+                                f"{r.stderr[-400:]}"):
+        j = json.loads(r.stdout.strip().splitlines()[-1])
+        check(j["command_status"] == 0 and j["fsck_status"] == 0
+              and j["device"]["host_write_bytes"] >= 1000000,
+              f"unprivileged vm: command and fsck clean, data written: {j.get('error')}")
+        check(open(os.path.join(out, "uid")).read().strip() == "0"
+              and open(os.path.join(out, "mounted")).read().strip() == "1"
+              and os.stat(os.path.join(out, "uid")).st_uid == nobody,
+              "unprivileged vm: the guest's command ran as its root, the file system mounted, "
+              "and its output on the host is the user's")
+    # kill -9 while the guest runs: nothing of the guest stays.
+    before = uids_processes(nobody)
+    p = subprocess.Popen(as_nobody + [ZONELAB, "vm", image, "--fs", "ext4", "--", "sleep", "120"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 60
+    up = False
+    while time.monotonic() < deadline and not up and p.poll() is None:
+        up = any(os.path.exists(os.path.join(ud, n, "up")) for n in os.listdir(ud)
+                 if n.startswith("zonelab-vm."))
+        time.sleep(0.2)
+    started = uids_processes(nobody) - before
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (started & uids_processes(nobody)):
+        time.sleep(0.2)
+    left = started & uids_processes(nobody)
+    check(up and len(started) > 3 and not left,
+          f"unprivileged vm killed: the guest was up ({up}, {len(started)} processes) and "
+          f"none is left: {sorted(left)}")
+    r = subprocess.run([ZONELAB, "info", image], capture_output=True, text=True)
+    check(r.returncode == 0, f"unprivileged vm killed: the image opens: {r.stderr}")
 
 
 def main():
@@ -112,6 +194,8 @@ def main():
             j = json.loads(r.stdout.strip().splitlines()[-1])
             check(j["served"]["virtio"]["max_in_flight"] >= 4,
                   f"virtio: fio's queue depth reaches the device: {j['served']['virtio']}")
+
+        unprivileged(d)
 
         # A kernel that powers off and then does not exit (Debian's UML has
         # been seen to spin after "Power down") is stopped after a grace.

@@ -174,8 +174,22 @@ std::string init_script(const VmCommandOptions& o, const Plan& p, const std::str
   s += "off() { sync; echo off > \"$STATE/off\"; in_guest && echo o > /proc/sysrq-trigger; "
        "sleep 30; }\n";
   s += "failed() { in_guest || exit 1; echo \"$1 $2\" > \"$STATE/failed\"; off; }\n";
+  // As an ordinary user the guest's kernel runs in a user namespace where
+  // the host's root is nobody, and so is the owner of the host's setuid
+  // mount(8) seen through hostfs: run, it would drop the guest's root to
+  // nobody. Then /run is mounted by a program that is not setuid
+  // (python3's mount(2)), and mount and umount run from copies there.
+  s += "if [ \"$(stat -L -c %u \"$(command -v mount)\")\" = 0 ]; then\n"
+       "  mount -t tmpfs -o mode=1777 tmpfs /run || failed boot $?\n"
+       "else\n"
+       "  python3 -c 'import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+       "sys.exit(libc.mount(b\"tmpfs\", b\"/run\", b\"tmpfs\", 0, b\"mode=1777\") != 0)' "
+       "|| failed boot $?\n"
+       "  mkdir -p /run/bin && cp -L \"$(command -v mount)\" \"$(command -v umount)\" /run/bin/ && "
+       "chmod 755 /run/bin/mount /run/bin/umount && export PATH=\"/run/bin:$PATH\" "
+       "|| failed boot $?\n"
+       "fi\n";
   s += "mount -t proc proc /proc\nmount -t sysfs sysfs /sys\n";
-  s += "mount -t tmpfs -o mode=1777 tmpfs /run || failed boot $?\n";
   s += "mount -t hostfs -o \"rw,$STATE\" hostfs \"$STATE\" || failed boot $?\n";
   s += "mount -t hostfs -o \"rw,$OUT\" hostfs \"$OUT\" || failed out $?\n";
   s += "mkdir -p /run/tmp\nexport TMPDIR=/run/tmp HOME=/run/tmp\n";
