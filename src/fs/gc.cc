@@ -45,16 +45,22 @@ FsResult<uint32_t> ZonedFs::collect_garbage_in(uint32_t set, uint32_t free_zones
   for (uint32_t round = 0; unit > 1 && round < zones_->count(); ++round) {
     // Victims by the policy's order, as many as a stripe, while their live
     // data fits the empty zones but one (all of it is copied before any
-    // victim is reset).
+    // victim is reset), and no more than bring the empty zones to the
+    // target once their live data has filled zones of its own: a zone
+    // collected before it is needed is copied before more of it dies.
     std::vector<uint32_t> victims;
     {
       std::lock_guard lock(mutex_);
       if (FsStatus ok = check_writable(); !ok) return ok;
       if (zones_->empty_count(sets) >= free_zones) break;
       const uint32_t empty = zones_->empty_count(sets);
+      const uint32_t missing = free_zones - empty;
       const uint64_t room = empty > 1 ? uint64_t{empty - 1} * capacity : 0;
       uint64_t live = 0;
       while (victims.size() < unit) {
+        if (!victims.empty() && victims.size() >= missing + (live + capacity - 1) / capacity) {
+          break;
+        }
         std::optional<uint32_t> victim = next_victim();
         if (!victim) break;
         if (not_free(*victim)) {

@@ -254,6 +254,38 @@ TEST(ZenFsPlus, DeadZonesWaitForTheMinorCollection) {
   EXPECT_GE(m.fs->counters().zones_reset_without_copy, 1u);
 }
 
+// A full collection takes no more victims than bring the empty zones to
+// its target: asked for one more empty zone, it copies less than asked for
+// every zone it can empty (here nothing: a zone holding nothing comes
+// first), and still reaches the target.
+TEST(ZenFsPlus, AFullCollectionStopsAtItsTarget) {
+  uint64_t copied[2] = {0, 0};
+  for (int all = 0; all < 2; ++all) {
+    TestImage image(grouped_config());
+    Mounted m = fresh(image, plus_options("stripe_width=4,stripe_unit=16KiB,full_gc_trigger=0"));
+    ASSERT_NE(m.fs, nullptr);
+    for (int i = 0; i < 24; ++i) {
+      write_file(*m.fs, "/t" + std::to_string(i), pattern_bytes(100 + i, 96'000 + 777 * i),
+                 {Lifetime::kLong, IoClass::kCompaction});
+    }
+    for (int i = 1; i < 24; i += 2) ASSERT_TRUE(m.fs->remove("/t" + std::to_string(i)).is_ok());
+    const uint32_t empty_before = m.fs->space().empty_zones;
+    const uint32_t target = all == 1 ? m.fs->space().data_zones : empty_before + 1;
+    auto emptied = m.fs->collect_garbage(target);
+    ASSERT_TRUE(emptied.ok()) << emptied.status().message();
+    if (all == 0) {
+      // Fewer victims than a stripe of 4: a zone that holds nothing comes
+      // first in the greedy order and alone meets the target.
+      EXPECT_GE(m.fs->space().empty_zones, target);
+      EXPECT_LT(*emptied, 4u);
+    }
+    copied[all] = m.fs->counters().gc_copied_bytes;
+    EXPECT_TRUE(m.fs->fsck(false).clean());
+  }
+  EXPECT_EQ(copied[0], 0u);
+  EXPECT_GT(copied[1], 0u);
+}
+
 TEST(ZenFsPlus, CollectsGarbageInUnitsOfAStripe) {
   // Striped tables, half of them removed: a collection empties several
   // zones together, copies the live half over zones of several groups,
