@@ -271,6 +271,15 @@ Result<kv::KvOptions> kv_options(const KvCommandOptions& c) {
 
 std::string us(double ns) { return fmt::format("{:.1f}", ns / 1000.0); }
 
+// "mean M p50 A p95 B p99 C p99.9 D max E", in us.
+std::string percentiles_us(const Histogram& h) {
+  return fmt::format("mean {} p50 {} p95 {} p99 {} p99.9 {} max {}", us(h.mean()),
+                     us(static_cast<double>(h.percentile(50))),
+                     us(static_cast<double>(h.percentile(95))),
+                     us(static_cast<double>(h.percentile(99))),
+                     us(static_cast<double>(h.percentile(99.9))), us(static_cast<double>(h.max())));
+}
+
 void print_phase(const kv::KvOptions& o, const kv::KvPhase& phase) {
   std::string label = std::string(o.workload->name);
   if (phase.name != "run" && phase.name != label) label += " " + phase.name;
@@ -286,26 +295,16 @@ void print_phase(const kv::KvOptions& o, const kv::KvPhase& phase) {
   for (size_t i = 0; i < kv::kOpTypeCount; ++i) {
     const kv::KvOpStats& s = phase.by_type[i];
     if (s.ops == 0) continue;
-    const Histogram& h = s.latency_ns;
     std::string found = s.found + s.not_found == 0
                             ? ""
                             : fmt::format("  ({} of {} found)", s.found, s.found + s.not_found);
-    fmt::print(
-        "  {:<17} {:>10} ops {:>10.0f} ops/s  us: mean {} p50 {} p95 {} p99 {} p99.9 {} "
-        "max {}{}\n",
-        kv::op_type_name(static_cast<kv::OpType>(i)), s.ops,
-        phase.seconds > 0 ? static_cast<double>(s.ops) / phase.seconds : 0.0, us(h.mean()),
-        us(static_cast<double>(h.percentile(50))), us(static_cast<double>(h.percentile(95))),
-        us(static_cast<double>(h.percentile(99))), us(static_cast<double>(h.percentile(99.9))),
-        us(static_cast<double>(h.max())), found);
-    const Histogram& d = s.device_read_latency_ns;
-    if (d.count() != 0) {
-      fmt::print(
-          "  {:<17} {:>10} device reads, modeled us: mean {} p50 {} p95 {} p99 {} p99.9 {} max "
-          "{}\n",
-          "", d.count(), us(d.mean()), us(static_cast<double>(d.percentile(50))),
-          us(static_cast<double>(d.percentile(95))), us(static_cast<double>(d.percentile(99))),
-          us(static_cast<double>(d.percentile(99.9))), us(static_cast<double>(d.max())));
+    fmt::print("  {:<17} {:>10} ops {:>10.0f} ops/s  us: {}{}\n",
+               kv::op_type_name(static_cast<kv::OpType>(i)), s.ops,
+               phase.seconds > 0 ? static_cast<double>(s.ops) / phase.seconds : 0.0,
+               percentiles_us(s.latency_ns), found);
+    if (s.device_read_latency_ns.count() != 0) {
+      fmt::print("  {:<17} {:>10} device reads, modeled us: {}\n", "",
+                 s.device_read_latency_ns.count(), percentiles_us(s.device_read_latency_ns));
     }
   }
 }
