@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -100,12 +101,13 @@ std::optional<std::string> no_file_system_can_live_on(const Stack& stack) {
 // (port::Crash, db_stress's whitebox crash test) end the process with
 // SIGTERM to itself, meaning a crash at that instant, not a stop request.
 int g_stop_pipe[2] = {-1, -1};
-volatile sig_atomic_t g_stop_signal = 0;
+std::atomic<int> g_stop_signal{0};  // lock-free: safe in a signal handler
+static_assert(std::atomic<int>::is_always_lock_free);
 
 void on_stop_signal(int signal, siginfo_t* info, void*) {
   const bool from_itself = info != nullptr && info->si_pid == ::getpid();
-  if (g_stop_signal == 0 && !from_itself) {
-    g_stop_signal = signal;
+  if (g_stop_signal.load() == 0 && !from_itself) {
+    g_stop_signal.store(signal);
     int saved = errno;
     auto byte = static_cast<char>(signal);
     bool sent = ::write(g_stop_pipe[1], &byte, 1) == 1;
@@ -160,6 +162,16 @@ void start_stop_signals() {
     }
   });
 }
+
+}  // namespace
+
+bool stopping_by_signal() { return g_stop_signal.load() != 0; }
+
+void wait_for_the_signal_to_end_the_process() {
+  for (;;) ::pause();
+}
+
+namespace {
 
 bool exists(const std::string& path) {
   struct stat st;

@@ -68,6 +68,16 @@ class Session {
   bool shut_ = false;  // statistics can no longer be taken
 };
 
+// True once a first SIGINT or SIGTERM has begun closing the sessions: the
+// file system is (or is about to be) unmounted under the program's threads.
+bool stopping_by_signal();
+// Parks the calling thread until the signal's default action ends the
+// process. A RocksDB thread whose call failed because the stop unmounted
+// the file system waits here: returning the error would let the program
+// end by its own error path (db_bench: exit 1 on a failed put) before the
+// signal does.
+[[noreturn]] void wait_for_the_signal_to_end_the_process();
+
 // Makes a device image with a preset and a file system on it (create=).
 Outcome create_image_with_fs(const std::string& path, const std::string& preset,
                              uint32_t finish_threshold_pct);

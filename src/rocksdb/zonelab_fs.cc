@@ -18,6 +18,8 @@ using rdb::IOStatus;
 using rdb::Slice;
 
 IOStatus to_io_status(const fs::FsStatus& status) {
+  // No error of a stop under way reaches the program; see session.h.
+  if (!status.is_ok() && stopping_by_signal()) wait_for_the_signal_to_end_the_process();
   const std::string& m = status.message();
   switch (status.code()) {
     case fs::Code::kOk:
