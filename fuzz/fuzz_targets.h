@@ -81,6 +81,11 @@ int fuzz_sweep_spec(const uint8_t* data, size_t size);
 // given, and the reason it ended a connection is one line.
 int fuzz_vhost_user(const uint8_t* data, size_t size);
 
+// The bytes as a stream hints file (serve/stream_hints.h), read in two
+// appends: every split of the device covers it in order with streams it
+// has, and no more records and ignored lines are counted than lines ended.
+int fuzz_stream_hints(const uint8_t* data, size_t size);
+
 // Seed inputs for the fs targets above, into DIR/fs_records,
 // DIR/fs_superblock, DIR/fs_journal, DIR/fs_journal_damage and DIR/fs_policy; adds to
 // `written`.

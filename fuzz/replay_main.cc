@@ -107,6 +107,7 @@ Target target_named(std::string_view name) {
   if (name == "fs_policy") return fuzz_fs_policy;
   if (name == "sweep_spec") return fuzz_sweep_spec;
   if (name == "vhost_user") return fuzz_vhost_user;
+  if (name == "stream_hints") return fuzz_stream_hints;
   return nullptr;
 }
 
@@ -363,7 +364,7 @@ int usage() {
       "usage: zonelab_fuzz_replay [--verbose] CORPUS_DIR\n"
       "       zonelab_fuzz_replay --target "
       "image|config|job|trace|fs_records|fs_superblock|fs_journal|fs_journal_damage|fs_policy|"
-      "sweep_spec|vhost_user "
+      "sweep_spec|vhost_user|stream_hints "
       "FILE...\n"
       "       zonelab_fuzz_replay --write-seeds CORPUS_DIR\n");
   return 2;
@@ -391,6 +392,7 @@ int run(std::vector<std::string_view> args) {
     found = run_dir(fuzz_fs_policy, corpus / "fs_policy", verbose, tally) && found;
     found = run_dir(fuzz_sweep_spec, corpus / "sweep_spec", verbose, tally) && found;
     found = run_dir(fuzz_vhost_user, corpus / "vhost_user", verbose, tally) && found;
+    found = run_dir(fuzz_stream_hints, corpus / "stream_hints", verbose, tally) && found;
     if (!found) tally.failed += 1;
   } else {
     return usage();

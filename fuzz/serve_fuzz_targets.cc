@@ -1,4 +1,7 @@
-// The vhost-user block server's fuzz target (see fuzz_targets.h): a front
+// The serving layer's fuzz targets (see fuzz_targets.h): the vhost-user
+// block server, and the stream hints file.
+//
+// The vhost-user block server's: a front
 // end that says whatever the bytes say, over a real socket, with the guest's
 // memory a memfd whose first bytes the input also gives.
 #include <sys/eventfd.h>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "fuzz_targets.h"
+#include "serve/stream_hints.h"
 #include "serve/vhost_user_blk.h"
 
 namespace zonelab {
@@ -170,6 +174,68 @@ int fuzz_vhost_user(const uint8_t* data, size_t size) {
   ::close(kick);
   ::close(memory);
   for (int fd : extra) ::close(fd);
+  return 0;
+}
+
+}  // namespace zonelab
+
+namespace zonelab {
+namespace {
+
+const std::string& hints_dir() {
+  static const std::string dir = [] {
+    char pattern[] = "/tmp/zonelab-fuzz-hints.XXXXXX";
+    if (mkdtemp(pattern) == nullptr) fuzz_violated("stream_hints", "cannot make a directory");
+    return std::string(pattern);
+  }();
+  return dir;
+}
+
+}  // namespace
+
+int fuzz_stream_hints(const uint8_t* data, size_t size) {
+  constexpr const char* kHints = "stream_hints";
+  if (size < 2) return 0;
+  // Byte 0: the device's streams (1-16); byte 1: where the file is cut in
+  // two appends, read between them; the rest: the file.
+  const uint32_t streams = 1 + data[0] % serve::kMaxStreams;
+  const uint64_t lbas = 256;
+  const std::string path = hints_dir() + "/hints";
+  std::string text(reinterpret_cast<const char*>(data + 2), size - 2);
+  const size_t cut = text.empty() ? 0 : data[1] % (text.size() + 1);
+  size_t newlines = 0;
+  for (char c : text) newlines += c == '\n';
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) fuzz_violated(kHints, "cannot write the hints file");
+  std::fwrite(text.data(), 1, cut, f);
+  std::fclose(f);
+  serve::StreamHints hints(path, streams, 4096, lbas);
+  auto check_whole_device = [&] {
+    uint64_t next = 0;
+    int r = hints.split(0, lbas, [&](uint64_t lba, uint64_t nlb, uint32_t stream) {
+      if (lba != next || nlb == 0 || stream >= streams) {
+        fuzz_violated(kHints, "a split that is not the device in order, or a stream it lacks");
+      }
+      next = lba + nlb;
+      return 0;
+    });
+    if (r != 0 || next != lbas) fuzz_violated(kHints, "a split that does not cover the device");
+  };
+  check_whole_device();
+  f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) fuzz_violated(kHints, "cannot append to the hints file");
+  std::fwrite(text.data() + cut, 1, text.size() - cut, f);
+  std::fclose(f);
+  check_whole_device();
+  const serve::StreamHintCounters c = hints.counters();
+  if (c.records + c.ignored > newlines) {
+    fuzz_violated(kHints, "more records and ignored lines than lines ended");
+  }
+  if (c.write_bytes[0] + c.write_bytes[1] + c.write_bytes[2] + c.write_bytes[3] + c.write_bytes[4] +
+          c.write_bytes[5] >
+      2 * lbas * 4096) {
+    fuzz_violated(kHints, "more bytes counted than split");
+  }
   return 0;
 }
 

@@ -5,7 +5,7 @@
 # (fuzz/<target>.dict: tokens, nesting shapes) is run with -dict=.
 #
 #   FUZZ_SECONDS=60        time per target
-#   FUZZ_TARGETS="image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy sweep_spec vhost_user"
+#   FUZZ_TARGETS="image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy sweep_spec vhost_user stream_hints"
 #   FUZZ_OUT=build-fuzz    objects, binaries, crash artifacts
 #   FUZZ_MINIMIZE=1        also shrink the committed corpus to a minimal set
 #   FUZZ_CXX=clang++
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy sweep_spec vhost_user"}
+targets=${FUZZ_TARGETS:-"image config job trace fs_records fs_superblock fs_journal fs_journal_damage fs_policy sweep_spec vhost_user stream_hints"}
 out=${FUZZ_OUT:-build-fuzz}
 cxx=${FUZZ_CXX:-clang++}
 mkdir -p "$out/obj" "$out/artifacts" "$out/generated"
@@ -40,7 +40,7 @@ mapfile -t sources < <(ls src/common/*.cc src/store/*.cc src/workload/job.cc src
   fuzz/fs_fuzz_targets.cc src/sim/*.cc src/flash/*.cc src/controller/*.cc src/zns/*.cc \
   src/conv/*.cc src/host/*.cc src/stack/*.cc src/fs/*.cc src/workload/interference*.cc src/kv/*.cc \
   src/experiments/*.cc src/sweep/sweep.cc fuzz/sweep_fuzz_targets.cc \
-  src/serve/vhost_user_blk.cc fuzz/serve_fuzz_targets.cc | grep -v '_test\.cc$')
+  src/serve/vhost_user_blk.cc src/serve/stream_hints.cc fuzz/serve_fuzz_targets.cc | grep -v '_test\.cc$')
 newest_header=$(ls -t include/zonelab/*.h src/*/*.h fuzz/*.h | head -n 1)
 objects=()
 for src in "${sources[@]}"; do
@@ -67,6 +67,7 @@ for target in $targets; do
     fs_policy) function=fuzz_fs_policy ;;
     sweep_spec) function=fuzz_sweep_spec ;;
     vhost_user) function=fuzz_vhost_user ;;
+    stream_hints) function=fuzz_stream_hints ;;
     *) echo "fuzz: unknown target '$target'" >&2; exit 2 ;;
   esac
   binary="$out/fuzz_$target"

@@ -195,6 +195,53 @@ def test_bad_input(d, image, mount):
     check(run("info", image).returncode == 0, "the image opens after the refusals")
 
 
+def test_stream_hints(d):
+    """--stream-hints: records appended to the hints file while serving send
+    each later write to the stream its bytes were hinted for; bad lines are
+    counted, not taken."""
+    image = create(os.path.join(d, "streams.img"), "interface=block", "block.streams=4",
+                   "block.overprovisioning=20%")
+    mount = os.path.join(d, "sm")
+    os.mkdir(mount)
+    hints = os.path.join(d, "hints")
+    open(hints, "w").close()
+    stats = os.path.join(d, "hints-stats.json")
+    s = Server(image, mount, "--timing", "off", "--stream-hints", hints, "--stats", stats)
+    fd = os.open(s.file, os.O_RDWR)
+    try:
+        os.pwrite(fd, b"a" * 8192, 0)  # before any record: stream 0
+        with open(hints, "a") as f:
+            # 64 KiB at 1 MiB: hint 2; 32 KiB at 2 MiB: hint 5 (stream 3 of
+            # 4); a record past the end and a line that is no record.
+            f.write("1048576 65536 2\n2097152 32768 5\n%d 4096 1\nhello\n" % (1 << 50))
+        # Across the first hinted range and past it: two pieces.
+        os.pwrite(fd, b"b" * (80 << 10), 1 << 20)
+        os.pwrite(fd, b"c" * (32 << 10), 2 << 20)
+        os.pwrite(fd, b"d" * 10, (1 << 20) + 5)  # part of an LBA: its stream too
+        back = os.pread(fd, 80 << 10, 1 << 20)
+        check(back == b"b" * 5 + b"d" * 10 + b"b" * ((80 << 10) - 15),
+              "data written in pieces by stream reads back whole")
+    finally:
+        os.close(fd)
+    code, _, err = s.stop()
+    check(code == 0, f"stream hints: serve stopped with 0: {err}")
+    st = json.load(open(stats))
+    h = st.get("stream_hints", {})
+    by = h.get("write_bytes_by_stream", [])
+    check(h.get("records") == 2 and h.get("ignored") == 2, f"records taken and ignored: {h}")
+    # Stream 0: the first write and the 16 KiB past the hinted range; 2:
+    # the hinted 64 KiB and the LBA the 10-byte write merged; 3: hint 5.
+    check(by == [8192 + (16 << 10), 0, (64 << 10) + 4096, 32 << 10], f"bytes by stream: {by}")
+    # Refused: a passed-through file has no streams; an image of one stream.
+    r = run("serve", hints, mount, "--pass-through", "--stream-hints", hints)
+    check(r.returncode == 2 and "--stream-hints" in r.stderr, f"pass-through: {r.stderr}")
+    one = create(os.path.join(d, "one-stream.img"), "interface=block")
+    r = run("serve", one, mount, "--stream-hints", hints)
+    check(r.returncode == 2 and "block.streams" in r.stderr
+          and len(r.stderr.strip().splitlines()) == 1, f"one stream: {r.stderr}")
+    check(not mounts_under(mount), "nothing left mounted")
+
+
 def crash_loop(d, seconds, min_iterations, seed):
     image = create(os.path.join(d, "crash.img"), "interface=block")
     mount = os.path.join(d, "cm")
@@ -277,6 +324,7 @@ def main():
     try:
         image, mount = test_reads_writes_holes(d)
         test_bad_input(d, image, mount)
+        test_stream_hints(d)
         crash_loop(d, args.seconds, args.min_iterations, args.seed)
     finally:
         unmount_all(d)

@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "common/self_path.h"
 #include "experiments/experiment.h"
 #include "experiments/front_end.h"
 #include "experiments/seed000_rocksdb.h"
@@ -135,16 +136,13 @@ std::vector<std::string> device_overrides(uint32_t blocks_per_plane, const Setup
 }
 
 std::string self_path() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "zonelab";
-  path[n] = '\0';
-  return path;
+  std::string self = executable_path();
+  return self.empty() ? "zonelab" : self;
 }
 
 std::string plugin_path() {
   if (const char* env = std::getenv("ZONELAB_ROCKSDB_LIBRARY")) return env;
-  return (fsys::path(self_path()).parent_path() / "libzonelab_rocksdb.so").string();
+  return beside_executable("libzonelab_rocksdb.so");
 }
 
 // A process run to its end: exit status, its CPU (with its children's) and

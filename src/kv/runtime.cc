@@ -9,25 +9,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/self_path.h"
+
 namespace zonelab::rocksdb_plugin {
 
 namespace {
 
-// The directory of the running executable, with a trailing '/'; empty if
-// the kernel does not say.
-std::string executable_dir() {
-  char path[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return {};
-  std::string p(path, static_cast<size_t>(n));
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? std::string() : p.substr(0, slash + 1);
-}
-
 Result<const RocksdbRuntime*> load() {
   const char* named = std::getenv(kRocksdbLibraryEnv);
   std::string path = named != nullptr && *named != '\0' ? std::string(named)
-                                                        : executable_dir() + kRocksdbLibraryName;
+                                                        : beside_executable(kRocksdbLibraryName);
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();

@@ -46,23 +46,32 @@ FileCounters AtomicFileCounters::snapshot() const {
   return c;
 }
 
-BlockFile::BlockFile(BlockingDevice& io)
+BlockFile::BlockFile(BlockingDevice& io, StreamHints* hints)
     : io_(io),
+      hints_(hints),
       lba_bytes_(io.info().lba_size_bytes),
       capacity_lbas_(io.info().capacity_lbas),
       size_bytes_(lba_bytes_ * capacity_lbas_) {
   ZL_ASSERT(lba_bytes_ != 0);
 }
 
-int BlockFile::run(Opcode opcode, uint64_t lba, uint64_t nlb, uint8_t* data) {
+int BlockFile::run(Opcode opcode, uint64_t lba, uint64_t nlb, uint8_t* data, uint32_t stream) {
   ZL_ASSERT(nlb != 0 && nlb <= UINT32_MAX && lba + nlb <= capacity_lbas_);
   Command c;
   c.opcode = opcode;
   c.slba = lba;
   c.nlb = static_cast<uint32_t>(nlb);
   c.data = data;
+  c.stream = static_cast<uint16_t>(stream);
   if (!io_.submit_wait(c) || c.status != Status::kSuccess) return -EIO;
   return 0;
+}
+
+int BlockFile::write_lbas(uint64_t lba, uint64_t nlb, uint8_t* data) {
+  if (hints_ == nullptr) return run(Opcode::kWrite, lba, nlb, data);
+  return hints_->split(lba, nlb, [&](uint64_t first, uint64_t count, uint32_t stream) {
+    return run(Opcode::kWrite, first, count, data + (first - lba) * lba_bytes_, stream);
+  });
 }
 
 int BlockFile::merge(uint64_t lba, uint64_t skip, std::span<const uint8_t> in) {
@@ -72,7 +81,7 @@ int BlockFile::merge(uint64_t lba, uint64_t skip, std::span<const uint8_t> in) {
   if (int error = run(Opcode::kRead, lba, 1, block.data()); error != 0) return error;
   std::memcpy(block.data() + skip, in.data(), in.size());
   counters_.partial_lbas.fetch_add(1, std::memory_order_relaxed);
-  return run(Opcode::kWrite, lba, 1, block.data());
+  return write_lbas(lba, 1, block.data());
 }
 
 int64_t BlockFile::read(uint64_t offset, std::span<uint8_t> out) {
@@ -113,8 +122,7 @@ int64_t BlockFile::write(uint64_t offset, std::span<const uint8_t> in) {
   if (uint64_t whole = rest.size() / lba_bytes_; whole != 0) {
     // The device reads the data of a write and never changes it.
     auto* data = const_cast<uint8_t*>(rest.data());
-    if (int error = run(Opcode::kWrite, lba, whole, data); error != 0)
-      return counters_.error(error);
+    if (int error = write_lbas(lba, whole, data); error != 0) return counters_.error(error);
     rest = rest.subspan(whole * lba_bytes_);
     lba += whole;
   }

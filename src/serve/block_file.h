@@ -7,6 +7,9 @@
 // deallocates the LBAs it covers whole (Dataset Management, deallocate) and
 // writes zeros over the parts; fsync is NVMe's Flush.
 //
+// With stream hints (serve/stream_hints.h), each write goes to the stream
+// its LBAs were hinted for; without, to stream 0.
+//
 // The file's size is the namespace's capacity. Errors as ServedFile says;
 // any number of threads at once (the stack's blocking interface in real
 // time).
@@ -19,13 +22,15 @@
 #include <span>
 
 #include "serve/served_file.h"
+#include "serve/stream_hints.h"
 #include "stack/blocking.h"
 
 namespace zonelab::serve {
 
 class BlockFile final : public ServedFile {
  public:
-  explicit BlockFile(BlockingDevice& io);
+  // `hints`, when given, outlives the file.
+  explicit BlockFile(BlockingDevice& io, StreamHints* hints = nullptr);
 
   uint64_t size_bytes() const override { return size_bytes_; }
   uint64_t block_bytes() const override { return lba_bytes_; }
@@ -39,11 +44,14 @@ class BlockFile final : public ServedFile {
 
  private:
   // One command on [lba, lba + nlb), waited for; 0 or -EIO.
-  int run(Opcode opcode, uint64_t lba, uint64_t nlb, uint8_t* data);
+  int run(Opcode opcode, uint64_t lba, uint64_t nlb, uint8_t* data, uint32_t stream = 0);
+  // Writes [lba, lba + nlb) from `data`, in the hinted streams' pieces.
+  int write_lbas(uint64_t lba, uint64_t nlb, uint8_t* data);
   // Writes `in` into part of LBA `lba` starting at byte `skip` of it.
   int merge(uint64_t lba, uint64_t skip, std::span<const uint8_t> in);
 
   BlockingDevice& io_;
+  StreamHints* hints_ = nullptr;
   uint64_t lba_bytes_ = 0;
   uint64_t capacity_lbas_ = 0;
   uint64_t size_bytes_ = 0;

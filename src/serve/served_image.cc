@@ -46,7 +46,21 @@ Result<std::unique_ptr<ServedImage>> ServedImage::open(const ServeOptions& optio
     }
     served->stack_ = std::move(stack).value();
     served->notes_ = served->stack_->notes();
-    served->file_ = std::make_unique<BlockFile>(served->stack_->io());
+    if (!options.stream_hints_path.empty()) {
+      const uint64_t streams = served->stack_->config().block.streams;
+      if (streams < 2) {
+        (void)served->stack_->close(Stack::Save::kNo);
+        return Error{fmt::format(
+            "{} has one write stream (block.streams = 1), so write hints have nowhere to go; "
+            "make the image with --set block.streams=6 (one stream for each hint)",
+            options.image)};
+      }
+      const DeviceInfo& info = served->stack_->info();
+      served->hints_ =
+          std::make_unique<StreamHints>(options.stream_hints_path, static_cast<uint32_t>(streams),
+                                        info.lba_size_bytes, info.capacity_lbas);
+    }
+    served->file_ = std::make_unique<BlockFile>(served->stack_->io(), served->hints_.get());
   }
   if (options.vhost_user) {
     auto server = VhostUserBlkServer::start(*served->file_, options.vhost);
@@ -81,6 +95,7 @@ nlohmann::ordered_json ServedImage::stats_json() const {
   } else {
     out["served"]["fuse_requests"] = server_ != nullptr ? server_->requests() : fuse_requests_;
   }
+  if (hints_ != nullptr) out["stream_hints"] = hints_->json();
   if (stack_ == nullptr) return out;
   out["scheduler"] = stack_->scheduler();
   uint64_t now = stack_->clock().now_ns();

@@ -23,6 +23,7 @@
 
 #include "serve/fuse_server.h"
 #include "serve/served_file.h"
+#include "serve/stream_hints.h"
 #include "serve/vhost_user_blk.h"
 #include "stack/stack.h"
 #include "zonelab/result.h"
@@ -40,6 +41,10 @@ struct ServeOptions {
   FuseOptions fuse;
   VhostUserOptions vhost;
   std::string scheduler;  // empty: the configuration's
+  // Non-empty: the hints file a guest's hint shim appends to; each write
+  // goes to the stream its LBAs were hinted for (serve/stream_hints.h). The
+  // image needs block.streams of 2 or more.
+  std::string stream_hints_path;
   RealtimeOptions realtime;
 };
 
@@ -81,6 +86,7 @@ class ServedImage {
   std::string file_path_;
   std::unique_ptr<Stack> stack_;
   std::vector<std::string> notes_;
+  std::unique_ptr<StreamHints> hints_;  // before file_: the file uses it
   std::unique_ptr<ServedFile> file_;
   std::unique_ptr<FuseServer> server_;
   std::unique_ptr<VhostUserBlkServer> vhost_;

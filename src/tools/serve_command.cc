@@ -156,6 +156,13 @@ void add_serve_command(CLI::App& app, ServeCommandOptions& o) {
   serve->add_flag("--pass-through", o.pass_through,
                   "IMAGE is a plain host file, served as it is without the model (to measure "
                   "what FUSE itself costs)");
+  serve
+      ->add_option("--stream-hints", o.stream_hints,
+                   "a file a guest appends write-lifetime hint records to (\"OFFSET LENGTH "
+                   "HINT\" a line, bytes on the disk; libzonelab_hints.so writes them): each "
+                   "write goes to the stream its bytes were hinted for; needs block.streams "
+                   "of 2 or more (docs/serve.md)")
+      ->type_name("FILE");
   add_serve_flags(serve, o.flags);
 }
 
@@ -169,6 +176,10 @@ int run_serve_command(const ServeCommandOptions& o) {
   if (!parsed) return bad_input(parsed.error());
   serve::ServeOptions options = *parsed;
   options.pass_through = o.pass_through;
+  options.stream_hints_path = o.stream_hints;
+  if (o.pass_through && !o.stream_hints.empty()) {
+    return bad_input("--stream-hints: a passed-through file has no device streams");
+  }
   // Before any thread starts: the signals wait for this thread.
   sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);

@@ -34,6 +34,7 @@ struct ServeCommandOptions {
   std::string mount_point;
   std::string file_name = "disk";
   std::string vhost_socket;
+  std::string stream_hints;
   bool pass_through = false;
 };
 
@@ -49,6 +50,7 @@ struct VmCommandOptions {
   bool no_mkfs = false;
   bool fsck = false;
   bool verbose = false;
+  bool write_hints = false;
   std::vector<std::string> command;
 };
 

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/self_path.h"
 #include "common/units.h"
 #include "tools/serve_command.h"
 
@@ -55,6 +56,9 @@ constexpr std::array<FsKind, 4> kFsKinds = {{
     {"btrfs", "mkfs.btrfs", "-f -q", "-K", "", "", "btrfs check --readonly", "", "btrfs-progs"},
 }};
 
+// The guest's hint shim (serve/hint_shim.c), beside the executable.
+constexpr const char* kHintShimName = "libzonelab_hints.so";
+
 constexpr uint64_t kMemoryMinBytes = 64ull << 20;
 constexpr uint64_t kMemoryMaxBytes = 64ull << 30;
 // Where UML keeps its modules (Debian's user-mode-linux).
@@ -87,6 +91,7 @@ struct Plan {
   uint64_t memory_bytes = 0;
   std::string uml;
   std::string out;
+  std::string hint_shim;  // --write-hints: the shim preloaded into COMMAND
 };
 
 Result<Plan> plan_of(const VmCommandOptions& o) {
@@ -118,6 +123,13 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
         uml_override != nullptr ? uml_override : "linux.uml on PATH")};
   }
   p.uml = *uml;
+  if (o.write_hints) {
+    p.hint_shim = beside_executable(kHintShimName);
+    if (access(p.hint_shim.c_str(), R_OK) != 0) {
+      return Error{fmt::format("--write-hints: the hint shim {} is missing (build it with `make`)",
+                               p.hint_shim)};
+    }
+  }
   if (!o.no_mkfs && !serve::find_program(p.fs->mkfs)) {
     return Error{
         fmt::format("{} is not installed (Debian: apt-get install {})", p.fs->mkfs, p.fs->package)};
@@ -213,6 +225,10 @@ std::string init_script(const VmCommandOptions& o, const Plan& p, const std::str
                    p.device);
   s += "echo up > \"$STATE/up\"\n";
   s += "cd \"$OUT\"\nexport ZONELAB_FS=/mnt ZONELAB_OUT=\"$OUT\"\n";
+  if (!p.hint_shim.empty()) {
+    s += fmt::format("export LD_PRELOAD={} ZONELAB_STREAM_HINTS=\"$STATE/hints\"\n",
+                     quote(p.hint_shim));
+  }
   s += command + "\ncode=$?\nin_guest || exit 1\necho $code > \"$STATE/command\"\ncd /\n";
   s += "umount /mnt || failed umount $?\n";
   if (o.fsck) s += fmt::format("{} {}; echo $? > \"$STATE/fsck\"\n", fs.check, p.device);
@@ -361,6 +377,10 @@ void add_vm_command(CLI::App& app, VmCommandOptions& o) {
                "after COMMAND, unmount and check the file system read-only with its own tool "
                "(e2fsck -fn, xfs_repair -n, fsck.f2fs --dry-run, btrfs check --readonly)");
   vm->add_flag("--verbose", o.verbose, "show the guest kernel's messages");
+  vm->add_flag("--write-hints", o.write_hints,
+               "carry COMMAND's write-lifetime hints (fcntl F_SET_RW_HINT, as RocksDB sets them) "
+               "to the block SSD's write streams, through a shim preloaded into it; the image "
+               "needs block.streams of 2 or more (docs/vm.md)");
   add_serve_flags(vm, o.flags);
 }
 
@@ -372,16 +392,21 @@ int run_vm_command(const VmCommandOptions& o) {
   // The FUSE mount for a ubd disk; a virtio disk is a socket beside it.
   std::string mount_point = *state + "/mnt";
   if (!plan->virtio) fsys::create_directory(mount_point);
-  auto options = serve_options(o.flags, mount_point, "disk",
-                               plan->virtio ? *state + "/disk.sock" : std::string());
-  if (!options) return bad_input(options.error());
+  auto parsed = serve_options(o.flags, mount_point, "disk",
+                              plan->virtio ? *state + "/disk.sock" : std::string());
+  if (!parsed) return bad_input(parsed.error());
+  serve::ServeOptions options = *parsed;
+  if (o.write_hints) {
+    options.stream_hints_path = *state + "/hints";
+    std::ofstream(options.stream_hints_path).flush();  // the shim appends to it
+  }
   sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto cleanup = [&] {
     std::error_code ec;
     fsys::remove_all(*state, ec);
   };
-  auto served = serve::ServedImage::open(*options);
+  auto served = serve::ServedImage::open(options);
   if (!served) {
     cleanup();
     return bad_input(served.error());
