@@ -4,7 +4,8 @@
 Linux on XFS on the block SSD and natively on zonelab:// on the ZNS SSD,
 every phase of both wrote its rows, the write amplification on ZNS is 1
 (no device GC), the block side's device's dies were busy on both sides, the read percentiles
-rise, both drives ran fresh and aged, and every comparison row states its
+rise, both drives ran fresh and aged, db_bench's write hints reached the
+block SSD's streams when enabled and not otherwise, and every comparison row states its
 kind; within CI's budget (5 minutes). It checks
 no fit to the paper: the numbers come from the wall clock.
 
@@ -21,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks, check_quick_set, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
-MEMBERS = ["write_throughput", "read_latency", "aged"]
+MEMBERS = ["write_throughput", "read_latency", "aged", "streams"]
 QUICK_BUDGET_S = 300
 if not (shutil.which("linux.uml") and shutil.which("db_bench") and os.path.exists("/dev/fuse")):
     print("skip: needs linux.uml, db_bench and /dev/fuse")
@@ -50,5 +51,17 @@ with tempfile.TemporaryDirectory() as out:
         check("aged: both drives, three benchmarks, fresh and aged ran",
               len(aged) == 6 and all(float(r["fresh_ops_per_s"]) > 0 and
                                      float(r["aged_ops_per_s"]) > 0 for r in aged), str(aged))
+        st = rows(os.path.join(out, "streams.csv"))
+        on = [r for r in st if r["setup"].endswith("streams on")]
+        off = [r for r in st if r["setup"].endswith("streams off")]
+        check("streams: off and on, fillrandom ran (--quick runs no overwrite)",
+              len(on) == 1 and len(off) == 1 and all(float(r["ops_per_s"]) > 0 for r in st),
+              str(st))
+        check("streams: with hints, records arrived and writes went to hinted streams",
+              all(float(r["hint_records"]) > 0 and float(r["hinted_stream_write_share"]) > 0
+                  for r in on), str(on))
+        check("streams: without, no records and every write on stream 0",
+              all(float(r["hint_records"]) == 0 and float(r["hinted_stream_write_share"]) == 0
+                  for r in off), str(off))
 
 checks.finish()
