@@ -91,6 +91,8 @@ struct Setup {
   // Pages of a flash block; the planes hold as many more blocks as makes
   // the same flash.
   uint32_t pages_per_block = kPagesPerBlock;
+  // RocksDB's max_bytes_for_level_base; 0: db_bench's default (256 MiB).
+  uint64_t level_base_bytes = 0;
 };
 
 struct Scale {
@@ -257,7 +259,7 @@ struct Phase {
   double die_busy = 0;  // mean share of the phase's device time
   double cpu_us_per_op = 0;
   double wall_s = 0;
-  uint64_t hint_records = 0;  // --write-hints: the shim's records taken
+  uint64_t hint_records = 0;                 // --write-hints: the shim's records taken
   std::vector<uint64_t> stream_write_bytes;  // the served writes by stream
 };
 
@@ -294,8 +296,8 @@ struct PhaseSpec {
 constexpr uint64_t kBlockSstBytes = 1 << 20;
 constexpr uint64_t kZnsSstBytes = 14 << 20;
 
-std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p,
-                                        uint64_t sst_bytes) {
+std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p, uint64_t sst_bytes,
+                                        uint64_t level_base_bytes) {
   std::vector<std::string> f = {
       "--benchmarks=" + p.benchmark,
       fmt::format("--num={}", scale.keys),
@@ -313,6 +315,9 @@ std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p,
       fmt::format("--threads={}", p.threads),
       fmt::format("--use_existing_db={}", p.fresh ? 0 : 1),
   };
+  if (level_base_bytes != 0) {
+    f.push_back(fmt::format("--max_bytes_for_level_base={}", level_base_bytes));
+  }
   if (p.seconds > 0) f.push_back(fmt::format("--duration={}", static_cast<int>(p.seconds)));
   if (p.write_rate != 0) f.push_back(fmt::format("--benchmark_write_rate_limit={}", p.write_rate));
   return f;
@@ -398,8 +403,8 @@ Result<Phase> run_phase(const Scale& scale, Drive& d, const PhaseSpec& p,
   const std::string err = (d.dir / fmt::format("phase{}.err", d.phases)).string();
   ++d.phases;
   Phase phase;
-  std::vector<std::string> flags =
-      db_bench_flags(scale, p, d.setup.fs.empty() ? kZnsSstBytes : kBlockSstBytes);
+  std::vector<std::string> flags = db_bench_flags(
+      scale, p, d.setup.fs.empty() ? kZnsSstBytes : kBlockSstBytes, d.setup.level_base_bytes);
   Result<Ran> ran = Error{"not run"};
   std::string bench_text;
   if (d.setup.fs.empty()) {
@@ -579,12 +584,18 @@ Outcome run_aging(const Scale& scale, const RunOptions& options, Runs& runs) {
 // no hint (XFS's metadata and log, RocksDB's MANIFEST and LOG), then
 // RocksDB's short (its WAL), medium (L0 and the base level) and
 // long-or-extreme hints.
+// Level 1 of 16 MiB, so that the dataset (about 105 MB stored) spans
+// levels 0 to 2 and the hints tell them apart (db_bench's default of
+// 256 MiB keeps every table in L0 and L1, all of one hint, medium).
 constexpr uint32_t kStreamsPagesPerBlock = 16;
 constexpr uint32_t kStreams = 5;
+constexpr uint64_t kStreamsLevelBaseBytes = 16 << 20;
 
 std::vector<Setup> streams_setups() {
-  return {{"XFS, 7% OP, streams off", "xfs", "7%", 1, 1, false, kStreamsPagesPerBlock},
-          {"XFS, 7% OP, streams on", "xfs", "7%", 1, kStreams, true, kStreamsPagesPerBlock}};
+  return {{"XFS, 7% OP, streams off", "xfs", "7%", 1, 1, false, kStreamsPagesPerBlock,
+           kStreamsLevelBaseBytes},
+          {"XFS, 7% OP, streams on", "xfs", "7%", 1, kStreams, true, kStreamsPagesPerBlock,
+           kStreamsLevelBaseBytes}};
 }
 
 // --quick: a quarter of the keys and fillrandom alone, to keep the set
@@ -872,10 +883,9 @@ Result<ExperimentResult> run_streams_member(const RunOptions& options) {
   if (!runs) return Error{runs.error()};
   const Scale scale = streams_scale(scale_of(options), options.quick);
   ExperimentResult result;
-  result.table =
-      Table({"setup", "benchmark", "benchmark_index", "ops_per_s", "device_write_amplification",
-             "erases", "die_busy_share", "ops_per_die_busy_s", "hint_records",
-             "hinted_stream_write_share", "runs"});
+  result.table = Table({"setup", "benchmark", "benchmark_index", "ops_per_s",
+                        "device_write_amplification", "erases", "die_busy_share",
+                        "ops_per_die_busy_s", "hint_records", "hinted_stream_write_share", "runs"});
   for (const Setup& s : streams_setups()) {
     int index = 0;
     for (const auto* by_setup : {&runs->streams_fill, &runs->streams_overwrite}) {
@@ -897,8 +907,8 @@ Result<ExperimentResult> run_streams_member(const RunOptions& options) {
            median(each(*phases, [](const Phase& p) { return static_cast<double>(p.erases); })),
            median(each(*phases, [](const Phase& p) { return p.die_busy; })),
            med_device_ops(*phases),
-           median(each(*phases,
-                       [](const Phase& p) { return static_cast<double>(p.hint_records); })),
+           median(
+               each(*phases, [](const Phase& p) { return static_cast<double>(p.hint_records); })),
            median(each(*phases, hinted_share)), static_cast<uint64_t>(phases->size())});
     }
   }
@@ -911,6 +921,7 @@ Result<ExperimentResult> run_streams_member(const RunOptions& options) {
   }
   result.parameters["streams_setups"] = setups;
   result.parameters["streams_keys"] = scale.keys;
+  result.parameters["streams_max_bytes_for_level_base"] = kStreamsLevelBaseBytes;
   result.parameters["streams_hint_to_stream"] =
       "none: 0 (XFS's metadata and log); short (WAL): 2; medium (L0, base level): 3; long, "
       "extreme: 4";
@@ -923,21 +934,21 @@ Result<ExperimentResult> run_streams_member(const RunOptions& options) {
                  "RocksDB on XFS at 7% OP, streams off and on (seed 000 Fig. 10)"};
   const std::string off = streams_setups()[0].name;
   const std::string on = streams_setups()[1].name;
-  result.comparisons.push_back(emerged(
-      {"fillrandom ops/s, XFS 7% OP, streams on / off", "x", paper::kStreamsXfsFillGain,
-       ratio(med_ops(runs->streams_fill.at(on)), med_ops(runs->streams_fill.at(off))),
-       "the guest's host CPU bounds both (docs/experiments.md)"}));
+  result.comparisons.push_back(
+      emerged({"fillrandom ops/s, XFS 7% OP, streams on / off", "x", paper::kStreamsXfsFillGain,
+               ratio(med_ops(runs->streams_fill.at(on)), med_ops(runs->streams_fill.at(off))),
+               "the guest's host CPU bounds both (docs/experiments.md)"}));
   if (runs->streams_overwrite.empty()) return result;  // --quick
   result.comparisons.push_back(emerged(
       {"overwrite ops/s, XFS 7% OP, streams on / off", "x", paper::kStreamsXfsOverwriteGain,
        ratio(med_ops(runs->streams_overwrite.at(on)), med_ops(runs->streams_overwrite.at(off))),
        ""}));
-  result.comparisons.push_back(emerged(
-      {"overwrite ops per second of die time, XFS 7% OP, streams on / off", "x",
-       paper::kStreamsXfsOverwriteGain,
-       ratio(med_device_ops(runs->streams_overwrite.at(on)),
-             med_device_ops(runs->streams_overwrite.at(off))),
-       "the device's cost per operation, the host's taken out"}));
+  result.comparisons.push_back(
+      emerged({"overwrite ops per second of die time, XFS 7% OP, streams on / off", "x",
+               paper::kStreamsXfsOverwriteGain,
+               ratio(med_device_ops(runs->streams_overwrite.at(on)),
+                     med_device_ops(runs->streams_overwrite.at(off))),
+               "the device's cost per operation, the host's taken out"}));
   result.comparisons.push_back(emerged(
       {"device write amplification (overwrite), XFS 7% OP, streams on / off", "x", std::nullopt,
        ratio(med_wa(runs->streams_overwrite.at(on)), med_wa(runs->streams_overwrite.at(off))),
@@ -970,7 +981,8 @@ constexpr Experiment kExperiments[] = {
      "7 % OP, its streams disabled (one) and enabled (five, db_bench's write-lifetime hints "
      "carried to them by zonelab vm --write-hints); the same flash in blocks of 16 pages, so "
      "that five streams' open blocks take a small share of 7 % OP's spare, as on a drive "
-     "(--quick: fillrandom of a quarter of the keys only). f2fs "
+     "(--quick: fillrandom of a quarter of the keys only), and a 16 MiB level 1 so that the "
+     "tables span three levels of two hints. f2fs "
      "is not run: it writes at its logs' heads, "
      "not where fallocate reserved room, so the hints cannot be mapped to its blocks "
      "(docs/serve.md).",
