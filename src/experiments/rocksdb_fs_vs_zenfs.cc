@@ -715,6 +715,12 @@ std::string spread(const std::vector<double>& v) {
   return fmt::format("{:.0f}-{:.0f}", *lo, *hi);
 }
 
+// ops/s by benchmark (1 fillrandom, 2 overwrite), a line a setup.
+PlotSpec ops_by_benchmark_plot(std::string title) {
+  return {"benchmark_index", "ops_per_s", "setup",         "benchmark (1 fillrandom, 2 overwrite)",
+          "ops/s",           "setup",     std::move(title)};
+}
+
 Result<ExperimentResult> run_write_throughput(const RunOptions& options) {
   const auto& runs = shared_runs(options);
   if (!runs) return Error{runs.error()};
@@ -739,13 +745,8 @@ Result<ExperimentResult> run_write_throughput(const RunOptions& options) {
     }
   }
   result.parameters = parameters(options);
-  result.plot = {"benchmark_index",
-                 "ops_per_s",
-                 "setup",
-                 "benchmark (1 fillrandom, 2 overwrite)",
-                 "ops/s",
-                 "setup",
-                 "RocksDB on kernel file systems vs the zoned file system (seed 000 Fig. 6, 9)"};
+  result.plot = ops_by_benchmark_plot(
+      "RocksDB on kernel file systems vs the zoned file system (seed 000 Fig. 6, 9)");
   const std::string zns = "ZNS, zoned fs";
   const std::string xfs = "XFS, 28% OP";
   result.comparisons.push_back(emerged(
@@ -925,13 +926,8 @@ Result<ExperimentResult> run_streams_member(const RunOptions& options) {
   result.parameters["streams_hint_to_stream"] =
       "none: 0 (XFS's metadata and log); short (WAL): 2; medium (L0, base level): 3; long, "
       "extreme: 4";
-  result.plot = {"benchmark_index",
-                 "ops_per_s",
-                 "setup",
-                 "benchmark (1 fillrandom, 2 overwrite)",
-                 "ops/s",
-                 "setup",
-                 "RocksDB on XFS at 7% OP, streams off and on (seed 000 Fig. 10)"};
+  result.plot =
+      ops_by_benchmark_plot("RocksDB on XFS at 7% OP, streams off and on (seed 000 Fig. 10)");
   const std::string off = streams_setups()[0].name;
   const std::string on = streams_setups()[1].name;
   result.comparisons.push_back(

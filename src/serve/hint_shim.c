@@ -139,25 +139,20 @@ static int shim_fcntl(fcntl_fn real, int fd, int cmd, long arg) {
   return r;
 }
 
-int fcntl(int fd, int cmd, ...) {
-  static fcntl_fn real;
-  if (real == NULL) real = real_fcntl("fcntl");
-  va_list ap;
-  va_start(ap, cmd);
-  long arg = va_arg(ap, long);
-  va_end(ap);
-  return shim_fcntl(real, fd, cmd, arg);
-}
+/* fcntl and fcntl64 alike: the real one of that name, found once. */
+#define SHIM_FCNTL(NAME)                        \
+  int NAME(int fd, int cmd, ...) {              \
+    static fcntl_fn real;                       \
+    if (real == NULL) real = real_fcntl(#NAME); \
+    va_list ap;                                 \
+    va_start(ap, cmd);                          \
+    long arg = va_arg(ap, long);                \
+    va_end(ap);                                 \
+    return shim_fcntl(real, fd, cmd, arg);      \
+  }
 
-int fcntl64(int fd, int cmd, ...) {
-  static fcntl_fn real;
-  if (real == NULL) real = real_fcntl("fcntl64");
-  va_list ap;
-  va_start(ap, cmd);
-  long arg = va_arg(ap, long);
-  va_end(ap);
-  return shim_fcntl(real, fd, cmd, arg);
-}
+SHIM_FCNTL(fcntl)
+SHIM_FCNTL(fcntl64)
 
 typedef int (*fallocate_fn)(int, int, off_t, off_t);
 typedef int (*posix_fallocate_fn)(int, off_t, off_t);
