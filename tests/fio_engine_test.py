@@ -442,9 +442,11 @@ runtime=60
         f.write(busy)
     log = open(os.path.join(d, "busy.log"), "w")
     first = subprocess.Popen(["fio", path], stdout=log, stderr=subprocess.STDOUT, cwd=d)
-    # Until the first fio holds the image (zonelab itself says it is in use).
+    # Until the first fio's job has the image open. (Asking zonelab whether
+    # it is in use would take the image's lock for a moment, and a fio
+    # starting then would find it in use itself.)
     deadline = time.monotonic() + 30
-    while "in use" not in zonelab("info", image).stderr:
+    while not held_open(image):
         if time.monotonic() > deadline or first.poll() is not None:
             first.kill()
             first.wait()
@@ -452,10 +454,30 @@ runtime=60
             check(False, f"the first fio never held the image: {open(log.name).read()[-600:]}")
             return
         time.sleep(0.1)
+    time.sleep(0.5)  # past the moment between its open and its lock
     expect_refusal(d, "in-use", head + "[j]\nrw=read\nsize=1m\n", ["in use"])
     first.terminate()
     first.wait(timeout=60)
     log.close()
+
+
+def held_open(path):
+    """Whether some process has `path` open (its /proc/PID/fd)."""
+    target = os.path.realpath(path)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return True
+            except OSError:
+                pass
+    return False
 
 
 def main():
