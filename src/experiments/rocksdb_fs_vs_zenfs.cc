@@ -575,18 +575,15 @@ Outcome run_aging(const Scale& scale, const RunOptions& options, Runs& runs) {
 // plane, out of the spare: at 7 % OP a plane of 64 blocks has room for one
 // stream only, and a drive whose planes hold few blocks loses a real share
 // of its spare to the open blocks of five (planes of 128 blocks of 1 MiB:
-// fillrandom's device write amplification rose from 1.11 to 1.20 with
-// streams on, measured). A drive's planes hold thousands of blocks; these
-// drives have the same flash in blocks of 16 pages, four times as many, so
-// that four more open blocks a plane cost 1.6 % of the flash rather than
-// 6 % (the other drives' planes of 64 blocks). Both sides
-// of the pair have that geometry. Five streams: stream 0 for what carries
-// no hint (XFS's metadata and log, RocksDB's MANIFEST and LOG), then
-// RocksDB's short (its WAL), medium (L0 and the base level) and
-// long-or-extreme hints.
-// Level 1 of 16 MiB, so that the dataset (about 105 MB stored) spans
-// levels 0 to 2 and the hints tell them apart (db_bench's default of
-// 256 MiB keeps every table in L0 and L1, all of one hint, medium).
+// fillrandom's device write amplification was 1.11 with streams off and
+// 1.14 and 1.20 in two runs with them on, measured). A drive's planes hold thousands of blocks;
+// these drives have the same flash in blocks of 16 pages, four times as many, so that four more
+// open blocks a plane cost 1.6 % of the flash rather than 6 % (the other drives' planes of 64
+// blocks). Both sides of the pair have that geometry. Five streams: stream 0 for what carries no
+// hint (XFS's metadata and log, RocksDB's MANIFEST and LOG), then RocksDB's short (its WAL), medium
+// (L0 and the base level) and long-or-extreme hints. Level 1 of 16 MiB, so that the dataset (about
+// 105 MB stored) spans levels 0 to 2 and the hints tell them apart (db_bench's default of 256 MiB
+// keeps every table in L0 and L1, all of one hint, medium).
 constexpr uint32_t kStreamsPagesPerBlock = 16;
 constexpr uint32_t kStreams = 5;
 constexpr uint64_t kStreamsLevelBaseBytes = 16 << 20;

@@ -178,14 +178,12 @@ int StreamHints::split(uint64_t lba, uint64_t nlb,
 }
 
 uint32_t StreamHints::stream_of(uint64_t lba) {
-  uint32_t stream = 0;
-  (void)split(lba, 1, [&](uint64_t, uint64_t, uint32_t s) {
-    stream = s;
-    return 0;
-  });
   std::lock_guard lock(mutex_);
-  counters_.write_bytes[stream] -= lba_bytes_;  // a question, not a write
-  return stream;
+  refresh();
+  auto it = spans_.upper_bound(lba);  // the span starting at or before lba, if any
+  if (it == spans_.begin()) return 0;
+  --it;
+  return it->second.first > lba ? it->second.second : 0;
 }
 
 StreamHintCounters StreamHints::counters() const {

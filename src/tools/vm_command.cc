@@ -380,7 +380,7 @@ void add_vm_command(CLI::App& app, VmCommandOptions& o) {
   vm->add_flag("--write-hints", o.write_hints,
                "carry COMMAND's write-lifetime hints (fcntl F_SET_RW_HINT, as RocksDB sets them) "
                "to the block SSD's write streams, through a shim preloaded into it; the image "
-               "needs block.streams of 2 or more (docs/vm.md)");
+               "needs block.streams of 2 or more (docs/serve.md)");
   add_serve_flags(vm, o.flags);
 }
 
