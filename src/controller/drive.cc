@@ -20,12 +20,10 @@ bool drive_features_on(const Config& c) {
 Outcome check_drive_config(const Config& c) {
   const bool buffer = c.buffer.size_bytes != 0;
   const ControllerConfig& k = c.controller;
-  const bool set_alone = k.read_ns != 0 || k.write_ns != 0 || k.management_ns != 0 ||
-                         k.flush_ns != 0 || k.unmap_lock_bp != 10000;
-  if (c.interface != "zns" && (drive_features_on(c) || set_alone)) {
+  if (c.interface != "zns" && c.buffer.power_loss_protection == "off") {
     return Error{
-        "buffer.*, flash.suspend.* and controller.* are modeled for ZNS devices "
-        "(interface = \"zns\"); the block interface takes none of them"};
+        "buffer.power_loss_protection = off (a volatile write cache) is modeled for ZNS devices "
+        "(interface = \"zns\") only; the block interface's buffer is power-safe"};
   }
   if (buffer && c.buffer.size_bytes < c.flash.page_size_bytes) {
     return Error{fmt::format(

@@ -18,7 +18,7 @@ namespace zonelab {
 // The features' configuration, checked as a whole (the keys' own ranges are
 // checked when they are read): a buffer holds at least one flash page, a
 // suspend is shorter than what it suspends, service times need cores, and
-// the conventional device models none of them.
+// the conventional device's buffer is power-safe.
 Outcome check_drive_config(const Config& config);
 
 // Whether the configuration turns on any production-drive feature that

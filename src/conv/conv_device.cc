@@ -49,7 +49,8 @@ ConvDevice::ConvDevice(const Config& config, uint64_t zone_capacity_lbas, Simula
       backing_(std::move(backing)),
       flash_(config.flash),
       ftl_(config, flash_),
-      queue_(config.host.queue_depth) {
+      queue_(config.host.queue_depth),
+      front_(config) {
   ZL_ASSERT(backing_ != nullptr);
   uint64_t zones = ftl_.lba_count() / zone_capacity_lbas;
   info_.interface = "block";
@@ -61,6 +62,10 @@ ConvDevice::ConvDevice(const Config& config, uint64_t zone_capacity_lbas, Simula
   info_.zone_sets = uniform_zone_sets(zone_capacity_lbas, zone_capacity_lbas, info_.zone_count);
   info_.zasl_lbas = 0;  // no Zone Append
   wp_.assign(zones, 0);
+  if (config.controller.read_dispatch == "die") {
+    die_reads_ = std::make_unique<DieReadQueues>(
+        sim_, front_, flash_.dies(), [this](Command& read) { return start_read(read); });
+  }
 }
 
 ZoneDescriptor ConvDevice::zone(uint32_t index) const {
@@ -86,8 +91,53 @@ void ConvDevice::submit(Command& command) {
 }
 
 void ConvDevice::admit(Command& command) {
-  command.complete_ns = execute(command, sim_.now_ns() + config_.host.command_overhead_ns);
+  if (die_reads_ != nullptr) {
+    uint32_t die = command.opcode == Opcode::kRead ? read_die(command) : kNoDie;
+    if (die != kNoDie) {
+      die_reads_->queue(command, die);
+      return;
+    }
+    die_reads_->before_other_command();
+  }
+  command.complete_ns = execute(command, sim_.now_ns());
   sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+}
+
+uint32_t ConvDevice::read_die(const Command& c) {
+  if (c.nlb == 0 || c.slba >= info_.capacity_lbas || c.nlb > info_.capacity_lbas - c.slba) {
+    return kNoDie;
+  }
+  uint32_t slot = ftl_.where(c.slba);
+  if (slot >= Ftl::kBuffered) return kNoDie;  // unmapped, or waiting in a page buffer
+  if (front_.buffer().enabled()) {
+    forget_programmed();
+    if (in_buffer(slot / ftl_.lbas_per_page(), sim_.now_ns())) return kNoDie;
+  }
+  return flash_.die_of_plane(ftl_.slot_plane(slot));
+}
+
+uint64_t ConvDevice::start_read(Command& command) {
+  read_flash_done_ns_ = sim_.now_ns();
+  command.complete_ns = execute(command, sim_.now_ns());
+  sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+  return read_flash_done_ns_;
+}
+
+bool ConvDevice::in_buffer(uint32_t page, uint64_t at_ns) const {
+  auto it = programming_.find(page);
+  return it != programming_.end() && it->second > at_ns;
+}
+
+void ConvDevice::forget_programmed() {
+  const uint64_t now = sim_.now_ns();
+  // Programs end out of issue order across planes: a page whose program
+  // ended waits behind one that has not, and is found ended when looked up.
+  while (!programming_order_.empty() && programming_order_.front().first <= now) {
+    auto [end, page] = programming_order_.front();
+    programming_order_.pop_front();
+    auto it = programming_.find(page);
+    if (it != programming_.end() && it->second == end) programming_.erase(it);
+  }
 }
 
 Outcome ConvDevice::inject_zone(uint32_t, ZoneState) {
@@ -102,6 +152,11 @@ void ConvDevice::describe_state(nlohmann::ordered_json& out) const {
   out["ftl"] = {{"host_lbas", ftl_.lba_count()},    {"valid_lbas", ftl_.valid_lbas()},
                 {"free_blocks", free_blocks},       {"gc_runs", c.gc_runs},
                 {"gc_moved_lbas", c.gc_moved_lbas}, {"trimmed_lbas", c.trimmed_lbas}};
+  if (drive_features_on(config_)) {
+    // The production-drive features (controller/front_end.h); counters since
+    // the device was opened or its statistics were last cleared.
+    front_.describe(flash_, "trim_unmap_ns", out);
+  }
 }
 
 void ConvDevice::describe_run(nlohmann::ordered_json& out) const {
@@ -149,14 +204,19 @@ bool ConvDevice::read_data(Command& c) {
   return true;
 }
 
-void ConvDevice::trim(uint64_t lba, uint64_t nlb) {
+uint64_t ConvDevice::trim(uint64_t lba, uint64_t nlb) {
+  uint64_t trimmed = ftl_.counters().trimmed_lbas;
+  uint64_t unbuffered = ftl_.host_unbuffered_lbas();
   ftl_.trim(lba, nlb);
+  // Data that waited in a page buffer leaves the write buffer unprogrammed.
+  front_.buffer().drop((ftl_.host_unbuffered_lbas() - unbuffered) * info_.lba_size_bytes);
   // The backing forgets whole zones only; a part-trimmed zone keeps stale
   // bytes that are never read, since the FTL answers zeros for them.
   uint64_t zone_lbas = info_.zone_size_lbas;
   uint64_t first = (lba + zone_lbas - 1) / zone_lbas;
   uint64_t end = (lba + nlb) / zone_lbas;
   if (end > first) released_.emplace_back(first * zone_lbas, (end - first) * zone_lbas);
+  return (ftl_.counters().trimmed_lbas - trimmed) * info_.lba_size_bytes;
 }
 
 void ConvDevice::discard_released() {
@@ -169,9 +229,58 @@ void ConvDevice::discard_released() {
   released_.clear();
 }
 
-uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
+uint64_t ConvDevice::execute_write(Command& c, uint64_t t0) {
+  // The data first: a write the backing cannot store fails before the FTL or
+  // the zoned view change (its LBAs then hold what they held, or part of the
+  // new data, as NVMe allows for a failed write).
+  if (!write_data(c)) {
+    c.status = Status::kWriteFault;
+    return t0;
+  }
+  const uint64_t lba_bytes = info_.lba_size_bytes;
+  uint64_t bytes = c.nlb * lba_bytes;
+  uint64_t received = link_in_.reserve(t0, link_ns(bytes));
+  counters_.host_write_bytes += bytes;
+  lifetime_write_bytes_ += bytes;
+  uint64_t zone_lbas = info_.zone_size_lbas;
+  for (uint64_t lba = c.slba; lba < c.slba + c.nlb;) {
+    uint64_t z = lba / zone_lbas;
+    uint64_t end = std::min(c.slba + c.nlb, (z + 1) * zone_lbas);
+    wp_[z] = std::max(wp_[z], end - z * zone_lbas);
+    lba = end;
+  }
+  WriteBuffer& buffer = front_.buffer();
+  if (!buffer.enabled()) {
+    // Without a buffer the write completes when the table has its LBAs and
+    // the pages it filled are programmed.
+    if (front_.maps()) received = front_.map(received, bytes);
+    return std::max(received, ftl_.write(c.slba, c.nlb, c.stream, received));
+  }
+  // Complete once in the buffer. The FTL maps the LBAs off the write's path;
+  // a page's buffer space comes back when it is programmed and mapped. LBAs
+  // rewritten while they waited in a page buffer leave it unprogrammed.
+  uint64_t admitted = buffer.admit(sim_.now_ns(), received, bytes);
+  uint64_t mapped = front_.maps() ? front_.map(admitted, bytes) : 0;
+  uint64_t unbuffered = ftl_.host_unbuffered_lbas();
+  forget_programmed();
+  programs_.clear();
+  ftl_.write(c.slba, c.nlb, c.stream, admitted, &programs_);
+  buffer.drop((ftl_.host_unbuffered_lbas() - unbuffered) * lba_bytes);
+  const uint64_t page_bytes = uint64_t{ftl_.lbas_per_page()} * lba_bytes;
+  for (auto [page, end] : programs_) {
+    buffer.release_at(std::max(end, mapped), page_bytes);
+    programming_[page] = end;
+    programming_order_.emplace_back(end, page);
+  }
+  return admitted;
+}
+
+uint64_t ConvDevice::execute(Command& c, uint64_t start_ns) {
   ++counters_.commands[static_cast<size_t>(c.opcode)];
   ++lifetime_commands_;
+  // The firmware first (a core free, its service time), then the fixed
+  // controller overhead.
+  const uint64_t t0 = front_.take(c, start_ns);
   c.status = Status::kSuccess;
   c.result_lba = 0;
   uint64_t done = t0;
@@ -185,38 +294,34 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
     c.status = Status::kInvalidField;  // no such stream
   } else {
     switch (c.opcode) {
-      case Opcode::kWrite: {
-        // The data first: a write the backing cannot store fails before the
-        // FTL or the zoned view change (its LBAs then hold what they held,
-        // or part of the new data, as NVMe allows for a failed write).
-        if (!write_data(c)) {
-          c.status = Status::kWriteFault;
-          break;
-        }
-        uint64_t bytes = c.nlb * lba_bytes;
-        uint64_t received = link_in_.reserve(t0, link_ns(bytes));
-        done = std::max(received, ftl_.write(c.slba, c.nlb, c.stream, received));
-        counters_.host_write_bytes += bytes;
-        lifetime_write_bytes_ += bytes;
-        uint64_t zone_lbas = info_.zone_size_lbas;
-        for (uint64_t lba = c.slba; lba < c.slba + c.nlb;) {
-          uint64_t z = lba / zone_lbas;
-          uint64_t end = std::min(c.slba + c.nlb, (z + 1) * zone_lbas);
-          wp_[z] = std::max(wp_[z], end - z * zone_lbas);
-          lba = end;
-        }
+      case Opcode::kWrite:
+        done = execute_write(c, t0);
         break;
-      }
       case Opcode::kRead: {
         uint64_t bytes = c.nlb * lba_bytes;
-        done = link_out_.reserve(ftl_.read(c.slba, c.nlb, t0), link_ns(bytes));
+        uint64_t flash_done = t0;
+        if (front_.buffer().enabled()) {
+          // Pages whose programs have not ended are read from the buffer.
+          forget_programmed();
+          WriteBuffer& buffer = front_.buffer();
+          flash_done = ftl_.read(c.slba, c.nlb, t0, [this, t0, &buffer](uint32_t page) {
+            if (!in_buffer(page, t0)) return false;
+            ++buffer.mutable_counters().read_hits;
+            return true;
+          });
+        } else {
+          flash_done = ftl_.read(c.slba, c.nlb, t0);
+        }
+        read_flash_done_ns_ = std::max(read_flash_done_ns_, flash_done);
+        done = link_out_.reserve(flash_done, link_ns(bytes));
         counters_.host_read_bytes += bytes;
         lifetime_read_bytes_ += bytes;
         if (c.data != nullptr && !read_data(c)) c.status = Status::kUnrecoveredReadError;
         break;
       }
       case Opcode::kDeallocate:
-        trim(c.slba, c.nlb);
+        // Bookkeeping: the trimmed LBAs leave the mapping table.
+        done = front_.unmap(t0, trim(c.slba, c.nlb));
         counters_.deallocated_bytes += c.nlb * lba_bytes;
         break;
       case Opcode::kFlush:
@@ -235,7 +340,9 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
             if (c.action == ZoneAction::kReset && wp_[z] != 0) {
               // seed 000 §5.1: reset = trim the range -- unless the host
               // is one that never tells the drive what it freed.
-              if (config_.block.zone_reset == "trim") trim(z * zone_lbas, zone_lbas);
+              if (config_.block.zone_reset == "trim") {
+                done = std::max(done, front_.unmap(t0, trim(z * zone_lbas, zone_lbas)));
+              }
               wp_[z] = 0;
             } else if (c.action == ZoneAction::kFinish) {
               wp_[z] = zone_lbas;
@@ -253,11 +360,12 @@ uint64_t ConvDevice::execute(Command& c, uint64_t t0) {
   ++counters_.statuses[static_cast<size_t>(c.status)];
   log_taken(c);
   discard_released();
-  return done;
+  return std::max(done, t0);
 }
 
 void ConvDevice::reset_stats() {
   counters_ = HostCounters{};
+  front_.reset_stats();
   flash_.reset_stats();
   ftl_.reset_stats();
   link_in_.reset_stats();

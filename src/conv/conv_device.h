@@ -9,12 +9,22 @@
 // reset deallocates the range; finish moves the pointer to the end; open and
 // close change nothing. Nothing is enforced: a write anywhere succeeds. Zone
 // Append has no meaning here and is refused with INVALID_FIELD.
+//
+// In front of the FTL is the same production-drive front end as the ZNS
+// device's (controller/front_end.h): a write-back buffer with power-loss
+// protection, firmware cores, the mapping table's work (a write's update, a
+// trim's bookkeeping), program/erase suspend and reads queued by die; all
+// off unless configured. A volatile write cache is modeled for ZNS only.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "controller/front_end.h"
 #include "controller/host_link.h"
 #include "controller/modeled_device.h"
 #include "controller/submission_queue.h"
@@ -38,6 +48,8 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   const HostCounters& counters() const override { return counters_; }
   void reset_stats() override;
   const Ftl& ftl() const { return ftl_; }
+  const WriteBuffer& write_buffer() const { return front_.buffer(); }
+  const DriveCounters& drive_counters() const { return front_.counters(); }
   const Backing& backing() const override { return *backing_; }
   Outcome inject_zone(uint32_t zone, ZoneState state) override;
   void describe_state(nlohmann::ordered_json& out) const override;
@@ -57,11 +69,25 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
  private:
   void on_event(uint64_t tag) override;
   void admit(Command& command);
-  uint64_t execute(Command& command, uint64_t t0);
+  // Executes a command taken at `start_ns`; returns its completion time.
+  uint64_t execute(Command& command, uint64_t start_ns);
+  uint64_t execute_write(Command& command, uint64_t t0);
+  // controller.read_dispatch = die: the die of a read's first LBA on flash,
+  // or kNoDie when it reads no flash (refused, unmapped, or in the buffer).
+  static constexpr uint32_t kNoDie = ~uint32_t{0};
+  uint32_t read_die(const Command& command);
+  // Executes a read now (DieReadQueues): returns when its flash reads end.
+  uint64_t start_read(Command& command);
+  // With a write buffer: whether flash page `page`'s program has not ended
+  // at `at_ns` (its data is still in the buffer); forget_programmed() drops
+  // the pages whose programs have ended by now.
+  bool in_buffer(uint32_t page, uint64_t at_ns) const;
+  void forget_programmed();
   uint64_t link_ns(uint64_t bytes) const {
     return link_time_ns(bytes, config_.host.link_bandwidth_bytes_per_s);
   }
-  void trim(uint64_t lba, uint64_t nlb);
+  // Returns the bytes the trim unmapped.
+  uint64_t trim(uint64_t lba, uint64_t nlb);
   // Discards what trims released, after the command is recorded.
   void discard_released();
   // A write's data into the backing; false when it could not be stored.
@@ -87,6 +113,14 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   uint64_t lifetime_write_bytes_ = 0;
   uint64_t lifetime_read_bytes_ = 0;
   uint64_t lifetime_commands_ = 0;
+  DriveFrontEnd front_;
+  std::unique_ptr<DieReadQueues> die_reads_;  // controller.read_dispatch = die
+  uint64_t read_flash_done_ns_ = 0;           // execute: when a read's flash reads end
+  // With a write buffer: per flash page being programmed, its program's end,
+  // and the pages in the order they were issued (end, page).
+  std::unordered_map<uint32_t, uint64_t> programming_;
+  std::deque<std::pair<uint64_t, uint32_t>> programming_order_;
+  Ftl::Programs programs_;  // a write's, reused
 };
 
 // The zoned view's geometry, checked: zones of zns.zone_capacity over the

@@ -401,5 +401,178 @@ TEST(ConvDeviceImage, ImportRefusesBuffersThatCouldOutgrowAnySlot) {
   EXPECT_NE(imported.error().find("could outgrow a slot"), std::string::npos) << imported.error();
 }
 
+// The production drive's front end on the block interface
+// (controller/front_end.h), each feature alone.
+
+// Submits every command at once, then runs the device until all complete.
+void run_together(Rig& rig, std::vector<Command>& commands) {
+  for (Command& c : commands) {
+    c.sink = &rig.sink;
+    rig.device->submit(c);
+  }
+  rig.sim.run();
+}
+
+Command write_of(uint64_t slba, uint32_t nlb) {
+  Command c;
+  c.opcode = Opcode::kWrite;
+  c.slba = slba;
+  c.nlb = nlb;
+  return c;
+}
+
+TEST(ConvDrive, AWriteCompletesOnceItsDataIsInTheBuffer) {
+  Config c = block_config({"buffer.size=1MiB"});
+  Rig rig(c);
+  auto lpp = static_cast<uint32_t>(c.flash.page_size_bytes / c.host.lba_size_bytes);
+  Command w = rig.run(Opcode::kWrite, 0, lpp);
+  ASSERT_EQ(w.status, Status::kSuccess);
+  uint64_t link = link_time_ns(c.flash.page_size_bytes, c.host.link_bandwidth_bytes_per_s);
+  EXPECT_EQ(w.latency_ns(), c.host.command_overhead_ns + link);
+  // The page is programmed all the same, and leaves the buffer then.
+  EXPECT_EQ(rig.device->flash().counters().program_pages[static_cast<size_t>(FlashCause::kHost)],
+            1u);
+  EXPECT_EQ(rig.device->write_buffer().counters().admitted_bytes, c.flash.page_size_bytes);
+  EXPECT_EQ(rig.device->write_buffer().counters().waits, 0u);
+}
+
+TEST(ConvDrive, AFullBufferMakesWritesWaitForPrograms) {
+  // Two pages of buffer, sixteen page writes at once: the buffer fills and
+  // later writes wait for programs to end; none is lost or reordered.
+  Config c = block_config({"buffer.size=32KiB"});
+  Rig rig(c);
+  auto lpp = static_cast<uint32_t>(c.flash.page_size_bytes / c.host.lba_size_bytes);
+  std::vector<Command> writes;
+  for (uint32_t i = 0; i < 16; ++i) writes.push_back(write_of(uint64_t{i} * lpp, lpp));
+  run_together(rig, writes);
+  const WriteBuffer::Counters& k = rig.device->write_buffer().counters();
+  EXPECT_GT(k.waits, 0u);
+  EXPECT_GT(k.wait_ns, 0u);
+  EXPECT_LE(k.peak_bytes, 32u * 1024);
+  EXPECT_EQ(k.overcommits, 0u);
+  for (const Command& w : writes) EXPECT_EQ(w.status, Status::kSuccess);
+  // The last write waited for at least one program.
+  EXPECT_GE(writes.back().latency_ns(), c.flash.program_latency_ns);
+  EXPECT_LT(writes.front().latency_ns(), c.flash.program_latency_ns);
+}
+
+TEST(ConvDrive, AReadOfAPageStillBeingProgrammedComesFromTheBuffer) {
+  Config c = block_config({"buffer.size=1MiB"});
+  Rig rig(c);
+  auto lpp = static_cast<uint32_t>(c.flash.page_size_bytes / c.host.lba_size_bytes);
+  std::vector<Command> both{write_of(0, lpp), Command{}};
+  both[1].opcode = Opcode::kRead;
+  both[1].slba = 0;
+  both[1].nlb = 1;
+  run_together(rig, both);
+  EXPECT_EQ(rig.device->write_buffer().counters().read_hits, 1u);
+  EXPECT_LT(both[1].latency_ns(), c.flash.read_latency_ns);
+  // Once programmed, the page is read from flash.
+  rig.sim.advance_to(rig.sim.now_ns() + 2 * c.flash.program_latency_ns);
+  Command later = rig.run(Opcode::kRead, 0, 1);
+  EXPECT_EQ(rig.device->write_buffer().counters().read_hits, 1u);
+  EXPECT_GE(later.latency_ns(), c.flash.read_latency_ns);
+}
+
+TEST(ConvDrive, RewrittenAndTrimmedDataLeavesTheBufferUnprogrammed) {
+  // A buffer of one page. Half a page waits in the stream's page buffer; a
+  // rewrite of it and a trim of it must give its space back, or the writes
+  // after it would find the buffer overcommitted.
+  Config c = block_config({"buffer.size=16KiB"});
+  Rig rig(c);
+  auto lpp = static_cast<uint32_t>(c.flash.page_size_bytes / c.host.lba_size_bytes);
+  uint32_t half = lpp / 2;
+  ASSERT_EQ(rig.run(Opcode::kWrite, 0, half).status, Status::kSuccess);
+  ASSERT_EQ(rig.run(Opcode::kWrite, 0, half).status, Status::kSuccess);       // rewritten
+  ASSERT_EQ(rig.run(Opcode::kDeallocate, 0, half).status, Status::kSuccess);  // trimmed
+  ASSERT_EQ(rig.run(Opcode::kWrite, 100, half).status, Status::kSuccess);
+  ASSERT_EQ(rig.run(Opcode::kWrite, 200, half).status, Status::kSuccess);  // fills the page
+  const WriteBuffer::Counters& k = rig.device->write_buffer().counters();
+  EXPECT_EQ(k.overcommits, 0u);
+  EXPECT_EQ(k.waits, 0u);
+  EXPECT_EQ(k.peak_bytes, c.flash.page_size_bytes);
+}
+
+TEST(ConvDrive, FirmwareCoresServeOneCommandAtATimeEach) {
+  Config c = block_config({"controller.cores=1", "controller.write=10us"});
+  Rig rig(c);
+  std::vector<Command> writes{write_of(0, 1), write_of(8, 1)};
+  run_together(rig, writes);
+  EXPECT_EQ(writes[1].complete_ns - writes[0].complete_ns, 10000u);
+  nlohmann::ordered_json state;
+  rig.device->describe_state(state);
+  EXPECT_EQ(state["drive"]["firmware_busy_ns"], 20000u);
+}
+
+TEST(ConvDrive, ATrimOfMappedDataIsBookkeepingOnTheMappingTable) {
+  // controller.unmap per GiB of the data that leaves the table.
+  Config c = block_config({"controller.unmap=1s"});
+  Rig rig(c);
+  uint64_t mib_lbas = (1 << 20) / c.host.lba_size_bytes;
+  ASSERT_EQ(rig.run(Opcode::kWrite, 0, static_cast<uint32_t>(mib_lbas)).status, Status::kSuccess);
+  Command trim = rig.run(Opcode::kDeallocate, 0, static_cast<uint32_t>(mib_lbas));
+  ASSERT_EQ(trim.status, Status::kSuccess);
+  EXPECT_GE(trim.latency_ns(), 976000u);  // 1 s / 1,024
+  EXPECT_LT(trim.latency_ns(), 990000u);
+  EXPECT_EQ(rig.device->drive_counters().unmap_ns, 976563u);
+  // Nothing mapped, nothing to do.
+  Command again = rig.run(Opcode::kDeallocate, 0, static_cast<uint32_t>(mib_lbas));
+  EXPECT_EQ(again.latency_ns(), c.host.command_overhead_ns);
+}
+
+TEST(ConvDrive, ReadsQueueByDieWithReadDispatchDie) {
+  Config arrival = block_config({"controller.cores=4", "controller.read=1us"});
+  Config by_die =
+      block_config({"controller.cores=4", "controller.read=1us", "controller.read_dispatch=die"});
+  uint64_t last[2] = {0, 0};
+  uint64_t queued[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    Rig rig(k == 0 ? arrival : by_die);
+    auto lpp = static_cast<uint32_t>(by_die.flash.page_size_bytes / by_die.host.lba_size_bytes);
+    ASSERT_EQ(rig.run(Opcode::kWrite, 0, lpp).status, Status::kSuccess);
+    // Four reads of the one page, one die.
+    std::vector<Command> reads(4);
+    for (Command& r : reads) {
+      r.opcode = Opcode::kRead;
+      r.slba = 0;
+      r.nlb = 1;
+    }
+    run_together(rig, reads);
+    for (const Command& r : reads) EXPECT_EQ(r.status, Status::kSuccess);
+    last[k] = reads.back().complete_ns - reads.back().submit_ns;
+    queued[k] = rig.device->drive_counters().die_queued_reads;
+  }
+  EXPECT_EQ(queued[0], 0u);
+  EXPECT_EQ(queued[1], 3u);
+  EXPECT_GT(last[1], last[0]);
+}
+
+TEST(ConvDrive, TheSameRunGivesTheSameTimesWithEveryFeatureOn) {
+  auto run = [] {
+    Config c = block_config({"buffer.size=64KiB", "controller.cores=2", "controller.write=3us",
+                             "controller.read=2us", "controller.map_update=1us",
+                             "controller.unmap=100ms", "flash.suspend.program=true",
+                             "flash.suspend.latency=20us", "controller.read_dispatch=die"});
+    Rig rig(c);
+    std::mt19937_64 rng(7);
+    std::vector<Command> commands(400);
+    for (Command& cmd : commands) {
+      cmd.slba = rng() % 4096;
+      cmd.nlb = 1 + static_cast<uint32_t>(rng() % 8);
+      uint64_t pick = rng() % 10;
+      cmd.opcode = pick < 6 ? Opcode::kWrite : pick < 9 ? Opcode::kRead : Opcode::kDeallocate;
+    }
+    run_together(rig, commands);
+    std::vector<uint64_t> times;
+    for (const Command& cmd : commands) {
+      EXPECT_EQ(cmd.status, Status::kSuccess);
+      times.push_back(cmd.complete_ns);
+    }
+    EXPECT_TRUE(rig.device->ftl().consistent());
+    return times;
+  };
+  EXPECT_EQ(run(), run());
+}
+
 }  // namespace
 }  // namespace zonelab

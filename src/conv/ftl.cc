@@ -89,6 +89,7 @@ void Ftl::unmap(uint64_t lba) {
   if (v >= kBuffered) {
     auto& lbas = buffers_[v - kBuffered].lbas;
     lbas.erase(std::find(lbas.begin(), lbas.end(), static_cast<uint32_t>(lba)));
+    if (v - kBuffered < streams_) ++host_unbuffered_lbas_;
   } else {
     p2l_[v] = kUnmapped;
     --block_[slot_block(v)].valid;
@@ -167,7 +168,14 @@ uint32_t Ftl::next_plane(uint32_t stream) {
   return plane_order_[turn];
 }
 
-uint64_t Ftl::write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_ns) {
+uint64_t Ftl::host_buffered_lbas() const {
+  uint64_t lbas = 0;
+  for (uint32_t stream = 0; stream < streams_; ++stream) lbas += buffers_[stream].lbas.size();
+  return lbas;
+}
+
+uint64_t Ftl::write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_ns,
+                    Programs* programs) {
   ZL_ASSERT(lba + nlb <= l2p_.size() && stream < streams_);
   uint64_t done = ready_ns;
   for (uint32_t i = 0; i < nlb; ++i) {
@@ -175,7 +183,11 @@ uint64_t Ftl::write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_
     buffer(stream, static_cast<uint32_t>(lba + i));
     if (buffers_[stream].lbas.size() < lbas_per_page_) continue;
     uint32_t plane = next_plane(stream);
-    done = std::max(done, program(stream, plane, stream, ready_ns, FlashCause::kHost));
+    uint64_t programmed = program(stream, plane, stream, ready_ns, FlashCause::kHost);
+    done = std::max(done, programmed);
+    if (programs != nullptr) {
+      programs->emplace_back(l2p_[lba + i] / lbas_per_page_, programmed);
+    }
     if (planes_[plane].free.size() < watermark_) collect(plane, ready_ns);
   }
   return done;
@@ -241,7 +253,7 @@ uint64_t Ftl::collect(uint32_t plane, uint64_t ready_ns) {
   return done;
 }
 
-uint64_t Ftl::read(uint64_t lba, uint32_t nlb, uint64_t ready_ns) {
+uint64_t Ftl::read(uint64_t lba, uint32_t nlb, uint64_t ready_ns, const BufferedPage& buffered) {
   ZL_ASSERT(lba + nlb <= l2p_.size());
   uint64_t done = ready_ns;
   for (uint32_t i = 0; i < nlb;) {
@@ -257,7 +269,9 @@ uint64_t Ftl::read(uint64_t lba, uint32_t nlb, uint64_t ready_ns) {
            l2p_[lba + i + run] / lbas_per_page_ == page) {
       ++run;
     }
-    done = std::max(done, flash_.read(slot_plane(v), ready_ns, run * lba_bytes_));
+    if (!buffered || !buffered(page)) {
+      done = std::max(done, flash_.read(slot_plane(v), ready_ns, run * lba_bytes_));
+    }
     i += run;
   }
   return done;

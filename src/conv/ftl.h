@@ -22,6 +22,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "conv/ftl_state.h"
@@ -51,10 +53,25 @@ class Ftl {
 
   // Each returns when the flash work it needs is done (`ready_ns` when none).
   // A write completes when the pages it filled are programmed; a tail that
-  // does not fill a page waits in the stream's buffer.
-  uint64_t write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_ns);
-  uint64_t read(uint64_t lba, uint32_t nlb, uint64_t ready_ns);
+  // does not fill a page waits in the stream's buffer. `programs`, if given,
+  // receives each host page the write programmed (flash page, program end).
+  using Programs = std::vector<std::pair<uint32_t, uint64_t>>;
+  uint64_t write(uint64_t lba, uint32_t nlb, uint32_t stream, uint64_t ready_ns,
+                 Programs* programs = nullptr);
+  // `buffered`, if given, says which flash pages are still in a drive's
+  // write buffer (their programs have not ended): those are not read.
+  using BufferedPage = std::function<bool(uint32_t page)>;
+  uint64_t read(uint64_t lba, uint32_t nlb, uint64_t ready_ns,
+                const BufferedPage& buffered = nullptr);
   void trim(uint64_t lba, uint64_t nlb);
+
+  // LBAs waiting in the streams' page buffers for their page to fill.
+  uint64_t host_buffered_lbas() const;
+  // LBAs that left a stream's page buffer unprogrammed, rewritten or
+  // trimmed, since the FTL was made (never cleared).
+  uint64_t host_unbuffered_lbas() const { return host_unbuffered_lbas_; }
+  // The plane a flash slot (where()) is on.
+  uint32_t slot_plane(uint32_t slot) const { return slot / lbas_per_page_ / pages_ / blocks_; }
 
   const FtlCounters& counters() const { return counters_; }
   void reset_stats() { counters_ = FtlCounters{}; }
@@ -96,7 +113,6 @@ class Ftl {
   };
 
   uint32_t block_index(uint32_t plane, uint32_t block) const { return plane * blocks_ + block; }
-  uint32_t slot_plane(uint32_t slot) const { return slot / lbas_per_page_ / pages_ / blocks_; }
   uint32_t slot_block(uint32_t slot) const { return slot / lbas_per_page_ / pages_; }
   void unmap(uint64_t lba);
   void buffer(uint32_t owner, uint32_t lba);
@@ -130,6 +146,7 @@ class Ftl {
   std::vector<uint32_t> cursor_;  // per stream: the next plane in turn
   std::vector<uint32_t> plane_order_;
   uint64_t valid_total_ = 0;
+  uint64_t host_unbuffered_lbas_ = 0;
   FtlCounters counters_;
 };
 

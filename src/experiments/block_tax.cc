@@ -69,9 +69,8 @@ const std::vector<Setup>& setups() {
 }
 
 // The scaled flash. Both interfaces run on the emulator-style front end
-// (front_end.h): the conventional device models no write buffer, suspend or
-// firmware, so the ZNS side runs without the zn540 preset's production-drive
-// features, and the two differ only in what the seed compares.
+// (front_end.h), without the zn540 preset's production-drive features, as
+// the seed's emulated drives did; the two differ only in what it compares.
 const std::vector<std::string>& scaled_device() {
   static const std::vector<std::string> kScaled = [] {
     std::vector<std::string> o = {

@@ -2,9 +2,8 @@
 // features of a preset (zn540) off and put back the flash geometry and
 // timings the emulator presets use: two planes a die of 16 KiB pages, each
 // programmed alone (the emulators have no one-shot word-line programs).
-// Experiments that compare the ZNS and the block interface on one flash use
-// it: the conventional device models no write buffer, suspend or firmware,
-// so both sides run without them.
+// Experiments that compare the ZNS and the block interface on one flash as
+// the emulator papers did use it, so both sides run without them.
 #pragma once
 
 #include <string>

@@ -217,7 +217,15 @@ TEST(FsRealtime, ATailReaderAlwaysReadsTheSizeItIsToldOfAFileBeingWritten) {
   uint64_t at = 0;
   uint32_t step = 1;
   std::string failed;
+  bool waited = false;
   while (at < all.size() && failed.empty()) {
+    // Halfway, the writer waits for a first copy: on a loaded machine the
+    // copier's thread may not have run yet, and a copy must meet a file
+    // still being written.
+    if (!waited && at >= all.size() / 2) {
+      while (copies.load() == 0 && errors.load() == 0) std::this_thread::yield();
+      waited = true;
+    }
     uint64_t n = std::min<uint64_t>(all.size() - at, 1 + (step * 7919) % 20000);
     FsStatus ok = (*file)->append(all.data() + at, n);
     at += n;

@@ -112,8 +112,7 @@ void ZnsDevice::job_step(uint32_t index, uint64_t ready_ns) {
     return;
   }
   uint64_t pause = j.kind == Job::Kind::kFill ? config_.zns.finish_pause_ns : 0;
-  uint64_t tag = ((static_cast<uint64_t>(j.generation) << 32 | index) << 1) | 1;
-  sim_.schedule_at(done + pause, this, tag);
+  sim_.schedule_at(done + pause, &job_steps_, static_cast<uint64_t>(j.generation) << 32 | index);
 }
 
 // One fill write: the next `granularity` LBAs, programming the pages they
@@ -124,15 +123,15 @@ uint64_t ZnsDevice::fill_step(Job& j, uint64_t ready_ns) {
   uint64_t from = j.cursor_lbas;
   j.cursor_lbas = std::min(layout_.zone_capacity_lbas(j.zone), j.cursor_lbas + chunk);
   auto end_page = static_cast<uint32_t>(j.cursor_lbas / layout_.lbas_per_page());
-  if (buffer_.enabled()) {
+  if (front_.buffer().enabled()) {
     // The firmware issues each fill write as it does a host write (a core
     // for the write's service time); then the fill's share of the buffer,
     // then the buffer itself.
     uint64_t bytes = (j.cursor_lbas - from) * layout_.lba_size_bytes();
-    uint64_t issued = cores_.serve(ready_ns, config_.controller.write_ns);
+    uint64_t issued = front_.cores().serve(ready_ns, config_.controller.write_ns);
     uint64_t quota =
         internal_quota_.enabled() ? internal_quota_.admit(sim_.now_ns(), issued, bytes) : issued;
-    uint64_t admitted = buffer_.admit(sim_.now_ns(), quota, bytes);
+    uint64_t admitted = front_.buffer().admit(sim_.now_ns(), quota, bytes);
     j.drained_ns = std::max(j.drained_ns, program_pages(j.zone, end_page, admitted,
                                                         FlashCause::kFinish, j.cursor_lbas));
     return admitted;

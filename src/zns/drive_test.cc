@@ -1084,20 +1084,24 @@ TEST(DriveConfig, NoProtectionNeedsABuffer) {
   expect_refused({"buffer.power_loss_protection=off"}, "needs a buffer to lose");
 }
 
-TEST(DriveConfig, TheBlockInterfaceTakesNoneOfThem) {
+TEST(DriveConfig, TheBlockInterfaceTakesEveryFeatureButAVolatileCache) {
   for (const std::vector<std::string>& feature : std::vector<std::vector<std::string>>{
            {"buffer.size=1MiB"},
            {"flash.suspend.program=true", "flash.suspend.latency=30us"},
            {"flash.suspend.erase=true", "flash.suspend.latency=30us"},
-           {"controller.cores=2"},
+           {"controller.cores=2", "controller.write=3us"},
            {"controller.map_update=1us"},
            {"controller.unmap=1ms"},
            {"controller.unmap_lock=50%"},
            {"controller.read_dispatch=die"}}) {
-    std::vector<std::string> overrides = feature;
-    overrides.push_back("interface=block");
-    expect_refused(overrides, "the block interface takes none of them");
+    Config c = *preset_config("small");
+    ASSERT_TRUE(apply_override(c, "interface=block").ok());
+    for (const std::string& kv : feature) ASSERT_TRUE(apply_override(c, kv).ok()) << kv;
+    Outcome checked = check_drive_config(c);
+    EXPECT_TRUE(checked.ok()) << ::testing::PrintToString(feature) << ": " << checked.error();
   }
+  expect_refused({"interface=block", "buffer.size=1MiB", "buffer.power_loss_protection=off"},
+                 "is modeled for ZNS devices (interface = \"zns\") only");
 }
 
 TEST(DriveConfig, KeysRefuseValuesOutOfRange) {

@@ -19,8 +19,8 @@ void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas, bool keep_data) {
   Zone z = table_.zone(zone);
   ZL_ASSERT(durable_lbas < z.data_end);
   uint64_t lost = z.data_end - durable_lbas;
-  ++drive_counters_.lost_zones;
-  drive_counters_.lost_bytes += lost * layout_.lba_size_bytes();
+  ++front_.counters().lost_zones;
+  front_.counters().lost_bytes += lost * layout_.lba_size_bytes();
   const uint64_t flushed = flushed_lbas_[zone];
   uint64_t partial = partial_page_bytes(zone);  // with a fill's data
   cancel_fill(zone);
@@ -62,8 +62,8 @@ void ZnsDevice::lose(uint32_t zone, uint64_t durable_lbas, bool keep_data) {
 }
 
 uint32_t ZnsDevice::power_loss(bool keep_data) {
-  if (!volatile_cache_) return 0;
-  ++drive_counters_.power_losses;
+  if (!front_.volatile_cache()) return 0;
+  ++front_.counters().power_losses;
   const uint64_t now = sim_.now_ns();
   const uint64_t lpp = layout_.lbas_per_page();
   uint32_t zones = 0;
@@ -90,7 +90,7 @@ uint32_t ZnsDevice::power_loss(bool keep_data) {
 }
 
 Outcome ZnsDevice::replay_loss(uint32_t zone, uint64_t durable_lbas) {
-  if (!volatile_cache_) {
+  if (!front_.volatile_cache()) {
     return Error{"corrupt image: a power-loss record on a device with no volatile write cache"};
   }
   if (zone >= layout_.zone_count() || durable_lbas >= table_.zone(zone).data_end) {

@@ -26,10 +26,8 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
       async_reset_(config.zns.reset_mode == "async"),
       full_erase_(config.zns.reset_erase == "full"),
       erase_on_block_(config.zns.mapping_erase_on == "block"),
-      buffer_(config.buffer.size_bytes),
-      internal_quota_(config.buffer.size_bytes * config.buffer.internal_share_bp / 10000),
-      volatile_cache_(has_volatile_write_cache(config)),
-      cores_(config.controller.cores) {
+      front_(config),
+      internal_quota_(config.buffer.size_bytes * config.buffer.internal_share_bp / 10000) {
   ZL_ASSERT(backing_ != nullptr);
   info_.interface = "zns";
   info_.lba_size_bytes = layout_.lba_size_bytes();
@@ -42,12 +40,14 @@ ZnsDevice::ZnsDevice(const Config& config, const ZoneLayout& layout, Simulator& 
   info_.zasl_lbas = layout_.zasl_lbas();
   info_.zone_sets = layout_.sets();
   info_.stored_lbas = layout_.backing_lbas();
-  info_.volatile_write_cache = volatile_cache_;
-  if (buffer_.enabled()) draining_.resize(layout_.zone_count());
-  if (volatile_cache_) flushed_lbas_.assign(layout_.zone_count(), 0);
+  info_.volatile_write_cache = front_.volatile_cache();
+  if (front_.buffer().enabled()) draining_.resize(layout_.zone_count());
+  if (front_.volatile_cache()) flushed_lbas_.assign(layout_.zone_count(), 0);
   failed_.assign(flash_.dies(), 0);
-  die_dispatch_ = config.controller.read_dispatch == "die";
-  if (die_dispatch_) die_reads_.resize(flash_.dies());
+  if (config.controller.read_dispatch == "die") {
+    die_reads_ = std::make_unique<DieReadQueues>(
+        sim_, front_, flash_.dies(), [this](Command& read) { return start_read(read); });
+  }
   fill_job_of_zone_.assign(layout_.zone_count(), -1);
   erase_job_of_slot_.assign(map_.slot_count(), -1);
 }
@@ -71,19 +71,14 @@ void ZnsDevice::submit(Command& command) {
 }
 
 void ZnsDevice::admit(Command& command) {
-  if (die_dispatch_) {
+  if (die_reads_ != nullptr) {
     uint32_t die = command.opcode == Opcode::kRead ? read_die(command) : kNoDie;
     if (die != kNoDie) {
       ++host_io_inflight_;
-      DieReads& d = die_reads_[die];
-      d.waiting.emplace_back(read_arrivals_++, &command);
-      if (d.waiting.size() == 1) ready_or_wait(die);
-      dispatch_reads(ReadDispatch::kFreeCore);
+      die_reads_->queue(command, die);
       return;
     }
-    // Reads that could go before this command came take the cores in
-    // arrival order with it: the reads first.
-    dispatch_reads(ReadDispatch::kEveryReady);
+    die_reads_->before_other_command();
   }
   if (is_host_io(command)) {
     ++host_io_inflight_;
@@ -115,7 +110,7 @@ uint32_t ZnsDevice::read_die(const Command& c) {
   }
   uint32_t page = layout_.page_of_lba(offset);
   if (page >= z.pages_programmed) return kNoDie;
-  if (buffer_.enabled()) {
+  if (front_.buffer().enabled()) {
     forget_programmed(zone);
     if (in_buffer(zone, page, sim_.now_ns())) return kNoDie;
   }
@@ -123,72 +118,22 @@ uint32_t ZnsDevice::read_die(const Command& c) {
          static_cast<uint32_t>(config_.flash.planes_per_die);
 }
 
-void ZnsDevice::dispatch_reads(ReadDispatch how) {
-  const uint64_t now = sim_.now_ns();
-  while (!ready_reads_.empty()) {
-    if (how == ReadDispatch::kFreeCore && cores_.free_at_ns() > now) {
-      // Every core is taken: look again when the first is free.
-      uint64_t at = cores_.free_at_ns();
-      if (at < read_wake_ns_) {
-        read_wake_ns_ = at;
-        sim_.schedule_at(at, this, kReadWakeTag);
-      }
-      return;
-    }
-    uint32_t die = ready_reads_.top().second;
-    ready_reads_.pop();
-    DieReads& d = die_reads_[die];
-    Command& read = *d.waiting.front().second;
-    d.waiting.pop_front();
-    if (how == ReadDispatch::kWoken) how = ReadDispatch::kFreeCore;
-    start_read(read, die);
-    if (!d.waiting.empty()) ready_or_wait(die);
-  }
-}
-
-void ZnsDevice::ready_or_wait(uint32_t die) {
-  DieReads& d = die_reads_[die];
-  if (d.busy_until_ns <= sim_.now_ns()) {
-    ready_reads_.emplace(d.waiting.front().first, die);
-  } else if (!d.event_set) {
-    d.event_set = true;
-    sim_.schedule_at(d.busy_until_ns, this, (uint64_t{die} << 3) | kDieFreeTag);
-  }
-}
-
-void ZnsDevice::start_read(Command& command, uint32_t die) {
-  const uint64_t now = sim_.now_ns();
-  if (now > command.submit_ns) {
-    ++drive_counters_.die_queued_reads;
-    drive_counters_.die_queue_ns += now - command.submit_ns;
-  }
-  read_flash_done_ns_ = now;
-  command.complete_ns = execute(command, now);
-  die_reads_[die].busy_until_ns = read_flash_done_ns_;
+uint64_t ZnsDevice::start_read(Command& command) {
+  read_flash_done_ns_ = sim_.now_ns();
+  command.complete_ns = execute(command, sim_.now_ns());
   sim_.schedule_at(command.complete_ns, this, reinterpret_cast<uint64_t>(&command));
+  return read_flash_done_ns_;
+}
+
+void ZnsDevice::JobSteps::on_event(uint64_t step) {
+  auto job = static_cast<uint32_t>(step);
+  auto generation = static_cast<uint32_t>(step >> 32);
+  Job& j = device_.jobs_[job];
+  if (j.active && j.generation == generation) device_.job_step(job, device_.sim_.now_ns());
 }
 
 void ZnsDevice::on_event(uint64_t tag) {
-  if ((tag & 1) != 0) {  // a device job's step; commands are 8-byte aligned
-    auto job = static_cast<uint32_t>(tag >> 1);
-    auto generation = static_cast<uint32_t>(tag >> 33);
-    if (jobs_[job].active && jobs_[job].generation == generation) job_step(job, sim_.now_ns());
-    return;
-  }
-  if ((tag & 7) == kDieFreeTag) {  // a die's read has left it
-    auto die = static_cast<uint32_t>(tag >> 3);
-    die_reads_[die].event_set = false;
-    if (!die_reads_[die].waiting.empty()) ready_or_wait(die);
-    dispatch_reads(ReadDispatch::kFreeCore);
-    return;
-  }
-  if (tag == kReadWakeTag) {                     // a core may be free for a waiting read
-    if (sim_.now_ns() != read_wake_ns_) return;  // an earlier wake-up took its place
-    read_wake_ns_ = UINT64_MAX;
-    dispatch_reads(ReadDispatch::kWoken);
-    return;
-  }
-  Command& command = *reinterpret_cast<Command*>(tag);
+  Command& command = *reinterpret_cast<Command*>(tag);  // a command's completion
   queue_.release();
   if (is_host_io(command) && --host_io_inflight_ == 0) resume_parked_jobs();
   // Waiting commands take the freed slot before the completion is seen, so a
@@ -196,23 +141,6 @@ void ZnsDevice::on_event(uint64_t tag) {
   while (Command* next = queue_.admit_next()) admit(*next);
   log_completing(command);  // a completion reported is a command recorded
   command.sink->on_complete(command);
-}
-
-uint64_t ZnsDevice::service_ns(const Command& c) const {
-  const ControllerConfig& k = config_.controller;
-  switch (c.opcode) {
-    case Opcode::kRead:
-      return k.read_ns;
-    case Opcode::kWrite:
-    case Opcode::kAppend:
-      return k.write_ns;
-    case Opcode::kFlush:
-      return k.flush_ns;
-    case Opcode::kZoneManagementSend:
-    case Opcode::kDeallocate:
-      return k.management_ns;
-  }
-  return 0;
 }
 
 Status ZnsDevice::check_range(uint64_t slba, uint32_t nlb) const {
@@ -228,8 +156,7 @@ uint64_t ZnsDevice::execute(Command& command, uint64_t start_ns) {
   ++counters_.commands[static_cast<size_t>(command.opcode)];
   // The firmware first (a core free, its service time), then the fixed
   // controller overhead.
-  uint64_t served = cores_.enabled() ? cores_.serve(start_ns, service_ns(command)) : start_ns;
-  uint64_t t0 = served + config_.host.command_overhead_ns;
+  uint64_t t0 = front_.take(command, start_ns);
   command.status = Status::kSuccess;
   command.result_lba = 0;
   uint64_t done = t0;
@@ -316,23 +243,23 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
   counters_.host_write_bytes += bytes;
   lifetime_write_bytes_ += bytes;
   uint64_t received = link_in_.reserve(t0, link_ns(bytes));
-  const bool maps = config_.controller.map_update_ns != 0;
+  const bool maps = front_.maps();
   // Every page the data now fills completely is programmed.
   const Zone& after = table_.zone(zone);
   uint32_t full_pages = layout_.page_of_lba(after.data_end);
-  if (buffer_.enabled()) {
+  if (front_.buffer().enabled()) {
     // Complete once in the buffer; the pages drain from there (the erase of
     // reused blocks is ahead of them on the planes).
     // The FTL maps the new LBAs once the data is in the buffer, off the
     // write's path, on the table reset bookkeeping holds; a page's buffer
     // space comes back when it is programmed and its data mapped.
-    uint64_t admitted = buffer_.admit(sim_.now_ns(), received, bytes);
-    uint64_t mapped = maps ? mapping_.reserve(admitted, map_update_ns(bytes)) : 0;
+    uint64_t admitted = front_.buffer().admit(sim_.now_ns(), received, bytes);
+    uint64_t mapped = maps ? front_.map(admitted, bytes) : 0;
     program_pages(zone, full_pages, admitted, FlashCause::kHost, after.data_end, mapped);
     return admitted;
   }
   // Without a buffer the write completes once the table has its LBAs.
-  if (maps) received = mapping_.reserve(received, map_update_ns(bytes));
+  if (maps) received = front_.map(received, bytes);
   return std::max({received, erased,
                    program_pages(zone, full_pages, received, FlashCause::kHost, after.data_end)});
 }
@@ -340,8 +267,8 @@ uint64_t ZnsDevice::execute_write(Command& c, uint64_t t0) {
 uint64_t ZnsDevice::execute_flush(uint64_t t0) {
   // Without a volatile cache every completed write is durable already
   // (NVMe: Flush succeeds and does nothing).
-  if (!volatile_cache_) return t0;
-  ++drive_counters_.flushes;
+  if (!front_.volatile_cache()) return t0;
+  ++front_.counters().flushes;
   uint64_t done = t0;
   const uint64_t lpp = layout_.lbas_per_page();
   const uint64_t now = sim_.now_ns();
@@ -358,7 +285,7 @@ uint64_t ZnsDevice::execute_flush(uint64_t t0) {
       if (slot != BlockMap::kUnmapped) {
         uint32_t plane = layout_.unit_plane(slot, z.pages_programmed % layout_.slot_units(slot));
         done = std::max(done, flash_.program(plane, t0, FlashCause::kHost));
-        ++drive_counters_.flush_programs;
+        ++front_.counters().flush_programs;
       }
     }
     flushed_lbas_[zone] = z.data_end;
@@ -378,10 +305,10 @@ uint64_t ZnsDevice::partial_page_bytes(uint32_t zone) const {
 }
 
 void ZnsDevice::forget_buffered(uint32_t zone, uint64_t partial_bytes) {
-  if (!buffer_.enabled()) return;
-  buffer_.drop(partial_bytes);
+  if (!front_.buffer().enabled()) return;
+  front_.buffer().drop(partial_bytes);
   draining_[zone].clear();
-  if (volatile_cache_) flushed_lbas_[zone] = 0;
+  if (front_.volatile_cache()) flushed_lbas_[zone] = 0;
 }
 
 void ZnsDevice::forget_programmed(uint32_t zone) {
@@ -400,7 +327,7 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
                                   uint64_t data_end, uint64_t mapped_ns) {
   Zone& z = table_.mutable_zone(zone);
   if (end <= z.pages_programmed) return ready_ns;
-  std::deque<Draining>* draining = buffer_.enabled() ? &draining_[zone] : nullptr;
+  std::deque<Draining>* draining = front_.buffer().enabled() ? &draining_[zone] : nullptr;
   if (draining != nullptr) forget_programmed(zone);
   const uint64_t lpp = layout_.lbas_per_page();
   uint32_t slot = map_.slot_of(zone);
@@ -434,7 +361,7 @@ uint64_t ZnsDevice::program_pages(uint32_t zone, uint32_t end, uint64_t ready_ns
       // The page's data leaves the buffer when it is on flash and mapped.
       uint64_t first = uint64_t{page} * lpp;
       uint64_t lbas = data_end > first ? std::min(lpp, data_end - first) : 0;
-      buffer_.release_at(std::max(programmed, mapped_ns), lbas * layout_.lba_size_bytes());
+      front_.buffer().release_at(std::max(programmed, mapped_ns), lbas * layout_.lba_size_bytes());
       if (cause == FlashCause::kFinish && internal_quota_.enabled()) {
         internal_quota_.release_at(programmed, lbas * layout_.lba_size_bytes());
       }
@@ -536,15 +463,15 @@ uint64_t ZnsDevice::execute_read(Command& c, uint64_t t0) {
     }
     std::memset(c.data + stored * lba_bytes, 0, (c.nlb - stored) * lba_bytes);
   }
-  if (buffer_.enabled()) forget_programmed(zone);
+  if (front_.buffer().enabled()) forget_programmed(zone);
   uint64_t done = t0;
   uint64_t lpp = layout_.lbas_per_page();
   const auto ppd = static_cast<uint32_t>(config_.flash.planes_per_die);
   for (uint64_t lba = offset; lba < data_end;) {
     uint32_t page = layout_.page_of_lba(lba);
     uint64_t page_end = std::min<uint64_t>((page + 1) * lpp, data_end);
-    if (page < z.pages_programmed && buffer_.enabled() && in_buffer(zone, page, t0)) {
-      ++buffer_.mutable_counters().read_hits;  // still in the buffer: no flash read
+    if (page < z.pages_programmed && front_.buffer().enabled() && in_buffer(zone, page, t0)) {
+      ++front_.buffer().mutable_counters().read_hits;  // still in the buffer: no flash read
     } else if (page < z.pages_programmed) {
       uint32_t slot = map_.slot_of(zone);
       uint32_t plane = layout_.unit_plane(slot, page % layout_.slot_units(slot));
@@ -651,7 +578,7 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       bool was_empty = z.state == ZoneState::kEmpty;
       uint32_t programmed = z.pages_programmed;
       uint64_t mapped_bytes = z.data_end * layout_.lba_size_bytes();
-      uint64_t partial = buffer_.enabled() ? partial_page_bytes(zone) : 0;
+      uint64_t partial = front_.buffer().enabled() ? partial_page_bytes(zone) : 0;
       status = table_.reset(zone);
       if (status != Status::kSuccess || was_empty) return t0;
       forget_buffered(zone, partial);
@@ -659,27 +586,12 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
       table_.mutable_zone(zone).pages_programmed = 0;
       release(zone);
       uint64_t done = release_blocks(command, zone, programmed, t0);
-      if (config_.controller.unmap_ns_per_gib != 0 && mapped_bytes != 0) {
-        // Bookkeeping: the zone's LBAs leave the mapping table, which takes
-        // no other update meanwhile (ns per GiB x bytes, in 2^-10 steps so
-        // that no product overflows).
-        uint64_t ns = (config_.controller.unmap_ns_per_gib * ((mapped_bytes + 1023) >> 10) +
-                       (uint64_t{1} << 20) - 1) >>
-                      20;
-        drive_counters_.unmap_ns += ns;
-        // Firmware does it, one reset at a time: a core for all of it (the
-        // commands behind notice only when the other cores are busy), the
-        // table for its first unmap_lock share, from when all are free.
-        uint64_t lock = ns * config_.controller.unmap_lock_bp / 10000;
-        uint64_t start = std::max({t0, mapping_.free_at_ns(), unmapping_.free_at_ns()});
-        if (cores_.enabled()) start = cores_.serve(start, ns) - ns;
-        mapping_.reserve(start, lock);
-        done = std::max(done, unmapping_.reserve(start, ns));
-      }
-      return done;
+      // Bookkeeping: the zone's LBAs leave the mapping table, which takes
+      // no other update meanwhile.
+      return std::max(done, front_.unmap(t0, mapped_bytes));
     }
     case ZoneAction::kOffline:
-      if (buffer_.enabled() && table_.zone(zone).state == ZoneState::kReadOnly) {
+      if (front_.buffer().enabled() && table_.zone(zone).state == ZoneState::kReadOnly) {
         forget_buffered(zone, partial_page_bytes(zone));
       }
       status = table_.offline(zone);
@@ -694,7 +606,8 @@ uint64_t ZnsDevice::apply_action(Command& command, ZoneAction action, uint32_t z
 
 void ZnsDevice::inject(uint32_t zone, ZoneState state) {
   ZL_ASSERT(zone < layout_.zone_count());
-  uint64_t partial = buffer_.enabled() ? partial_page_bytes(zone) : 0;  // with a fill's data
+  uint64_t partial =
+      front_.buffer().enabled() ? partial_page_bytes(zone) : 0;  // with a fill's data
   cancel_fill(zone);
   forget_buffered(zone, partial);
   table_.inject(zone, state);
@@ -732,33 +645,10 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
     }
   }
   out["failed_dies"] = std::move(failed);
-  const ControllerConfig& k = config_.controller;
   if (drive_features_on(config_)) {
-    // The production-drive features (controller/drive.h); counters since
+    // The production-drive features (controller/front_end.h); counters since
     // the device was opened or its statistics were last cleared.
-    const WriteBuffer::Counters& b = buffer_.counters();
-    out["drive"] = {{"buffer_bytes", buffer_.size_bytes()},
-                    {"power_loss_protection", config_.buffer.power_loss_protection == "on"},
-                    {"volatile_write_cache", volatile_cache_},
-                    {"buffer_admitted_bytes", b.admitted_bytes},
-                    {"buffer_waits", b.waits},
-                    {"buffer_wait_ns", b.wait_ns},
-                    {"buffer_peak_bytes", b.peak_bytes},
-                    {"buffer_overcommits", b.overcommits},
-                    {"buffer_read_hits", b.read_hits},
-                    {"suspensions", flash_.suspensions()},
-                    {"firmware_cores", k.cores},
-                    {"firmware_busy_ns", cores_.busy_ns()},
-                    {"mapping_busy_ns", mapping_.busy_ns()},
-                    {"reset_unmap_ns", drive_counters_.unmap_ns},
-                    {"read_dispatch", k.read_dispatch},
-                    {"die_queued_reads", drive_counters_.die_queued_reads},
-                    {"die_queue_ns", drive_counters_.die_queue_ns},
-                    {"flushes", drive_counters_.flushes},
-                    {"flush_programs", drive_counters_.flush_programs},
-                    {"power_losses", drive_counters_.power_losses},
-                    {"power_loss_lost_zones", drive_counters_.lost_zones},
-                    {"power_loss_lost_bytes", drive_counters_.lost_bytes}};
+    front_.describe(flash_, "reset_unmap_ns", out);
   }
   if (!layout_.flex()) {
     out["parity"] = {{"placement", "none"}, {"area_bytes", 0}, {"percent_of_flash", 0.0}};
@@ -823,12 +713,8 @@ void ZnsDevice::describe_zone(uint32_t zone, nlohmann::ordered_json& out) const 
 
 void ZnsDevice::reset_stats() {
   counters_ = HostCounters{};
-  buffer_.reset_stats();
+  front_.reset_stats();
   internal_quota_.reset_stats();
-  cores_.reset_stats();
-  mapping_.reset_stats();
-  unmapping_.reset_stats();
-  drive_counters_ = DriveCounters{};
   flash_.reset_stats();
   link_in_.reset_stats();
   link_out_.reset_stats();

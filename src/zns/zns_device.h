@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "controller/drive.h"
+#include "controller/front_end.h"
 #include "controller/host_link.h"
 #include "controller/modeled_device.h"
 #include "controller/submission_queue.h"
@@ -56,19 +57,9 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   void recovered() override;
   uint32_t power_loss(bool keep_data = false) override;
   Outcome replay_loss(uint32_t zone, uint64_t durable_lbas) override;
-  // The production-drive features (controller/drive.h).
-  struct DriveCounters {
-    uint64_t flushes = 0;           // Flush commands that had a cache to flush
-    uint64_t flush_programs = 0;    // partly filled pages a Flush programmed
-    uint64_t power_losses = 0;      // power cuts with a volatile cache
-    uint64_t lost_zones = 0;        // zones that lost data at them
-    uint64_t lost_bytes = 0;        // acknowledged bytes they lost
-    uint64_t unmap_ns = 0;          // reset bookkeeping on the mapping table
-    uint64_t die_queued_reads = 0;  // reads that waited for a read on their die
-    uint64_t die_queue_ns = 0;      // the time they waited
-  };
-  const DriveCounters& drive_counters() const { return drive_counters_; }
-  const WriteBuffer& write_buffer() const { return buffer_; }
+  // The production-drive features (controller/front_end.h).
+  const DriveCounters& drive_counters() const { return front_.counters(); }
+  const WriteBuffer& write_buffer() const { return front_.buffer(); }
   bool die_failed(uint32_t flat_die) const { return failed_[flat_die] != 0; }
   // Die-level RAID counters (FlexZNS parity).
   struct ParityCounters {
@@ -105,38 +96,19 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
  private:
   void on_event(uint64_t tag) override;
   void admit(Command& command);
-  // Event tags besides commands (8-byte aligned) and job steps (odd).
-  static constexpr uint64_t kDieFreeTag = 2;  // (die << 3) | 2
-  static constexpr uint64_t kReadWakeTag = 4;
   // controller.read_dispatch = die: the flat die a read's first page on
   // flash is on, or kNoDie when it reads no flash (refused, unwritten, or
   // still in the buffer).
   static constexpr uint32_t kNoDie = ~uint32_t{0};
   uint32_t read_die(const Command& command);
-  // Takes waiting reads whose die has no read in flight, oldest first:
-  // while a core is free (kFreeCore); the first even if a core was taken
-  // since the wake-up for it was set, then while one is free (kWoken); or
-  // all of them, each queuing for a core, before another command takes one
-  // (kEveryReady), so that commands behind a read never go before it.
-  enum class ReadDispatch { kFreeCore, kWoken, kEveryReady };
-  void dispatch_reads(ReadDispatch how);
-  // Executes a read now, its die busy with it until its flash reads end.
-  void start_read(Command& command, uint32_t die);
-  // A die's first waiting read is ready when the die is free; otherwise an
-  // event is set for when it is.
-  void ready_or_wait(uint32_t die);
+  // Executes a read now (DieReadQueues): returns when its flash reads end.
+  uint64_t start_read(Command& command);
   // Each returns the completion time of a command taken at `start_ns`.
   uint64_t execute(Command& command, uint64_t start_ns);
   uint64_t execute_write(Command& command, uint64_t t0);
   uint64_t execute_read(Command& command, uint64_t t0);
   uint64_t execute_zone_send(Command& command, uint64_t t0);
   uint64_t execute_flush(uint64_t t0);
-  // The firmware's service time of a command.
-  uint64_t service_ns(const Command& command) const;
-  // Mapping-table time of a write of `bytes`.
-  uint64_t map_update_ns(uint64_t bytes) const {
-    return (config_.controller.map_update_ns * bytes + 4095) / 4096;
-  }
   // The write buffer's data of `zone` whose page is not yet programmed (a
   // partly written page), in bytes.
   uint64_t partial_page_bytes(uint32_t zone) const;
@@ -217,6 +189,17 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
     uint32_t generation = 0;   // tells a stale step event from a live one
     bool active = false;
   };
+  // A job's next step is an event of its own, apart from the device's
+  // command completions: (generation << 32) | job.
+  class JobSteps final : public EventHandler {
+   public:
+    explicit JobSteps(ZnsDevice& device) : device_(device) {}
+    void on_event(uint64_t step) override;
+
+   private:
+    ZnsDevice& device_;
+  };
+  JobSteps job_steps_{*this};
   void start_job(Command& command, const Job& job, uint64_t ready_ns);
   void job_step(uint32_t job, uint64_t ready_ns);
   uint64_t fill_step(Job& job, uint64_t ready_ns);
@@ -268,24 +251,9 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   std::vector<std::pair<uint32_t, uint32_t>> released_;
   void release(uint32_t zone) { released_.emplace_back(zone, map_.slot_of(zone)); }
   uint32_t host_io_inflight_ = 0;
-  // controller.read_dispatch = die: per flat die, the reads waiting for it
-  // (arrival order, each with its arrival number), when its read in flight
-  // leaves it, and whether an event is set for then; and the first waiting
-  // read of each die that is free, oldest first.
-  bool die_dispatch_;
-  struct DieReads {
-    std::deque<std::pair<uint64_t, Command*>> waiting;
-    uint64_t busy_until_ns = 0;
-    bool event_set = false;
-  };
-  std::vector<DieReads> die_reads_;
-  std::priority_queue<std::pair<uint64_t, uint32_t>, std::vector<std::pair<uint64_t, uint32_t>>,
-                      std::greater<>>
-      ready_reads_;
-  uint64_t read_arrivals_ = 0;
-  uint64_t read_wake_ns_ = UINT64_MAX;  // the wake-up set for a core, if any
-  uint64_t read_flash_done_ns_ = 0;     // execute_read: when its flash reads end
-  std::vector<uint8_t> failed_;         // per flat die: 1 when failed
+  std::unique_ptr<DieReadQueues> die_reads_;  // controller.read_dispatch = die
+  uint64_t read_flash_done_ns_ = 0;           // execute_read: when its flash reads end
+  std::vector<uint8_t> failed_;               // per flat die: 1 when failed
   uint32_t failed_count_ = 0;
   ParityCounters parity_counters_;
   std::vector<uint8_t> scratch_;
@@ -294,12 +262,8 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   uint64_t lifetime_read_bytes_ = 0;
   uint64_t lifetime_commands_ = 0;
   // Production-drive features (all off in the emulator presets).
-  WriteBuffer buffer_;
-  WriteBuffer internal_quota_;  // the part of buffer_ a finish fill may hold
-  bool volatile_cache_;
-  FirmwareCores cores_;
-  Timeline mapping_;    // the mapping table: the writes' updates, reset bookkeeping
-  Timeline unmapping_;  // the firmware's reset bookkeeping, one reset at a time
+  DriveFrontEnd front_;
+  WriteBuffer internal_quota_;  // the part of the buffer a finish fill may hold
   struct Draining {
     uint32_t page;
     uint64_t end_ns;  // when its program ends
@@ -310,7 +274,6 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   // Per zone, volatile cache: data below this (zone-relative) is durable
   // through a Flush.
   std::vector<uint64_t> flushed_lbas_;
-  DriveCounters drive_counters_;
 };
 
 // Builds a device from a configuration (checked first). `backing` may be

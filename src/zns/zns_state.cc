@@ -103,11 +103,12 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
     }
     failed_count = count;
   }
-  std::vector<uint64_t> flushed(volatile_cache_ ? layout_.zone_count() : 0, 0);
+  std::vector<uint64_t> flushed(front_.volatile_cache() ? layout_.zone_count() : 0, 0);
   if (auto it = state.sections.find(kSectionFlushed); it != state.sections.end()) {
     ByteReader reader(it->second.data(), it->second.size());
     uint32_t count = reader.has(4) ? reader.u32() : UINT32_MAX;
-    if (!volatile_cache_ || count > flushed.size() || reader.remaining() != uint64_t{count} * 12) {
+    if (!front_.volatile_cache() || count > flushed.size() ||
+        reader.remaining() != uint64_t{count} * 12) {
       return Error{"corrupt image: the flush-marks section does not fit the device"};
     }
     for (uint32_t i = 0; i < count; ++i) {
@@ -162,10 +163,10 @@ Outcome ZnsDevice::import_state(const ImageState& state) {
   failed_ = std::move(failed);
   failed_count_ = failed_count;
   flushed_lbas_ = std::move(flushed);
-  if (buffer_.enabled()) {
+  if (front_.buffer().enabled()) {
     // Partly written pages wait in the buffer for the rest of their data.
     for (uint32_t zone = 0; zone < layout_.zone_count(); ++zone) {
-      buffer_.hold(partial_page_bytes(zone));
+      front_.buffer().hold(partial_page_bytes(zone));
     }
   }
   flash_.erase_counts() = std::move(erase_counts).value();
