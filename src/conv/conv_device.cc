@@ -167,6 +167,7 @@ void ConvDevice::describe_run(nlohmann::ordered_json& out) const {
                 {"trimmed_bytes", f.trimmed_lbas * lba},
                 {"valid_bytes", ftl_.valid_lbas() * lba},
                 {"host_capacity_bytes", info_.capacity_lbas * lba}};
+  if (drive_features_on(config_)) front_.describe(flash_, "trim_unmap_ns", out);
 }
 
 void ConvDevice::on_event(uint64_t tag) {

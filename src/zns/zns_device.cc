@@ -697,6 +697,10 @@ void ZnsDevice::describe_state(nlohmann::ordered_json& out) const {
       {"unrecoverable_reads", parity_counters_.unrecoverable_reads}};
 }
 
+void ZnsDevice::describe_run(nlohmann::ordered_json& out) const {
+  if (drive_features_on(config_)) front_.describe(flash_, "reset_unmap_ns", out);
+}
+
 void ZnsDevice::describe_zone(uint32_t zone, nlohmann::ordered_json& out) const {
   ZL_ASSERT(zone < layout_.zone_count());
   uint32_t slot = map_.slot_of(zone);

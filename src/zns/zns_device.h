@@ -70,7 +70,7 @@ class ZnsDevice final : public ModeledDevice, private EventHandler {
   };
   const ParityCounters& parity_counters() const { return parity_counters_; }
   void describe_state(nlohmann::ordered_json& out) const override;
-  void describe_run(nlohmann::ordered_json&) const override {}
+  void describe_run(nlohmann::ordered_json& out) const override;
   void describe_zone(uint32_t zone, nlohmann::ordered_json& out) const override;
 
   const Config& config() const override { return config_; }
