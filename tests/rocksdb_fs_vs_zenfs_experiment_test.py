@@ -49,8 +49,11 @@ with tempfile.TemporaryDirectory() as out:
             float(a["latency_us"]) <= float(b["latency_us"])
             for a, b in zip(lat, lat[1:]) if a["series"] == b["series"]), str(lat))
         aged = rows(os.path.join(out, "aged.csv"))
-        check("aged: both drives, three benchmarks, fresh and aged ran",
-              len(aged) == 6 and all(float(r["fresh_ops_per_s"]) > 0 and
+        check("aged: both drives, fillrandom and readrandom (--quick runs no overwrite), "
+              "fresh and aged ran",
+              sorted((r["setup"], r["benchmark"]) for r in aged) ==
+              sorted((d, b) for d in ("XFS, 15% OP", "ZNS, zoned fs")
+                     for b in ("fillrandom", "readrandom")) and all(float(r["fresh_ops_per_s"]) > 0 and
                                      float(r["aged_ops_per_s"]) > 0 for r in aged), str(aged))
         st = rows(os.path.join(out, "streams.csv"))
         on = [r for r in st if r["setup"].endswith("streams on")]
