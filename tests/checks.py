@@ -14,6 +14,14 @@ import time
 # The kinds every comparison row of an experiment states.
 EVIDENCE_KINDS = {"fitted", "closed form", "emerged"}
 
+# The production drive's front end on the block interface (docs/device-model.md,
+# "The same front end on the block interface"), as `--set` pairs for the crash
+# loops.
+PRODUCTION_DRIVE = ["buffer.size=1MiB", "controller.cores=2", "controller.write=5us",
+                    "controller.read=3us", "controller.map_update=1us", "controller.unmap=20ms",
+                    "controller.read_dispatch=die", "flash.suspend.program=true",
+                    "flash.suspend.latency=30us"]
+
 
 def csv_rows(path):
     """A CSV file's rows as dictionaries keyed by its header."""

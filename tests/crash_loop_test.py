@@ -12,7 +12,9 @@ run of the first `acked` or `acked + 1` lines on a fresh image (the model
 is deterministic, so that run is the oracle).
 
 bench: sequential writers that fill and reset their zones many times, on
-the ZNS and the block interface, killed while they run (bench prints
+the ZNS and the block interface (the latter also with the production
+front end: a write-back buffer, firmware cores, the mapping table's work,
+reads queued by die, suspend), killed while they run (bench prints
 nothing until it ends, so nothing is acknowledged): the image must open,
 its zone report must be one a device can be in, and it must take and
 verify new data in every zone.
@@ -29,6 +31,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import PRODUCTION_DRIVE  # noqa: E402
 
 ZONES = 6              # zones the batch stream uses
 ZONE_CAP = 12288       # LBAs in a zone of the `small` preset
@@ -155,11 +160,15 @@ def batch_iteration(zonelab, work, rng, stats):
             f"lines: got {zones_got}, want (prefix {acked}) {zones_want}")
 
 
-def bench_iteration(zonelab, work, rng, stats, interface):
-    image = os.path.join(work, f"bench-{interface}.img")
+def bench_iteration(zonelab, work, rng, stats, kind):
+    image = os.path.join(work, f"bench-{kind}.img")
     if os.path.exists(image):
         os.remove(image)
+    interface = "zns" if kind == "zns" else "block"
     extra = ["--set", "interface=block"] if interface == "block" else []
+    if kind == "blockdrive":
+        for kv in PRODUCTION_DRIVE:
+            extra += ["--set", kv]
     run(zonelab, "create", image, "--preset", "small", *extra)
     bs = rng.choice(["4KiB", "16KiB", "64KiB"])
     proc = subprocess.Popen([zonelab, "bench", image, "--rw", "write", "--bs", bs,
@@ -174,7 +183,7 @@ def bench_iteration(zonelab, work, rng, stats, interface):
     proc.communicate()
     opened = run(zonelab, "report", image, "--json", check=False)
     if opened.returncode != 0:
-        return f"the killed {interface} bench image does not open: {opened.stderr.strip()}"
+        return f"the killed {kind} bench image does not open: {opened.stderr.strip()}"
     if "replayed" in opened.stderr:
         stats["replays"] += 1
     if "slot" in opened.stderr:
@@ -191,7 +200,7 @@ def bench_iteration(zonelab, work, rng, stats, interface):
                   f"read --lba {start} --blocks 64 --expect-seed {zone + 1}"]
     done = run(zonelab, "batch", image, stdin="\n".join(lines) + "\n", check=False)
     if done.returncode != 0:
-        return f"the killed {interface} bench image fails new work: {done.stdout[-400:]}"
+        return f"the killed {kind} bench image fails new work: {done.stdout[-400:]}"
     return None
 
 
@@ -213,7 +222,8 @@ def main():
     work = tempfile.mkdtemp(prefix="zonelab-crash-")
     failures = []
     stats = {"acked": [], "replays": 0, "fallbacks": 0, "matched_prefix": {0: 0, 1: 0},
-             "bench_seconds": {}, "kills": {"batch": 0, "bench-zns": 0, "bench-block": 0},
+             "bench_seconds": {}, "kills": {"batch": 0, "bench-zns": 0, "bench-block": 0,
+                                               "bench-blockdrive": 0},
              "signals": {}}
     try:
         # How long an unkilled run takes: kills fall anywhere inside it.
@@ -232,7 +242,7 @@ def main():
         deadline = time.monotonic() + args.seconds
         iteration = 0
         while iteration < args.min_iterations or time.monotonic() < deadline:
-            kind = ("batch", "bench-zns", "bench-block")[iteration % 3]
+            kind = ("batch", "bench-zns", "bench-block", "bench-blockdrive")[iteration % 4]
             if kind == "batch":
                 failure = batch_iteration(zonelab, work, rng, stats)
             else:

@@ -6,7 +6,9 @@ system must check clean with its own tool, and every file whose fsync had
 returned must read back with the data it was written with.
 
 Per file system: one image, made with `zonelab create --set
-interface=block` and a first `zonelab vm --fs FS -- mkdir /mnt/crash`
+interface=block` (xfs's with the production front end as well: a
+write-back buffer, firmware cores, the mapping table's work, reads queued
+by die, suspend) and a first `zonelab vm --fs FS -- mkdir /mnt/crash`
 (mkfs). Then the
 iterations, alternating the file systems, each `zonelab vm IMG --no-mkfs`
 running a writer in the guest: files /mnt/crash/fITER_I of random sizes (a
@@ -50,7 +52,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import mounts_under, unmount_all  # noqa: E402
+from checks import PRODUCTION_DRIVE, mounts_under, unmount_all  # noqa: E402
 
 KILL_FROM_S = 2.0          # the guest boots in about 1-2 s
 KILL_TO_S = 8.0
@@ -237,7 +239,9 @@ class Test:
     def setup(self, fs):
         img = Image(fs, self.work)
         os.makedirs(img.out)
-        r = self.run("create", img.path, "--preset", "small", "--set", "interface=block")
+        sets = ["interface=block"] + (PRODUCTION_DRIVE if fs == "xfs" else [])
+        r = self.run("create", img.path, "--preset", "small",
+                     *[a for kv in sets for a in ("--set", kv)])
         if r.returncode != 0:
             raise Failure(f"zonelab create: exit {r.returncode}: {r.stderr.strip()}")
         log = os.path.join(self.work, f"mkfs-{fs}.log")

@@ -104,7 +104,9 @@ Outcome ConvDevice::import_state(const ImageState& state) {
   lifetime_read_bytes_ = lifetime->host_read_bytes;
   lifetime_commands_ = lifetime->commands;
   // Data waiting in the page buffers is in the write buffer too.
-  front_.buffer().hold(ftl_.host_buffered_lbas() * config_.host.lba_size_bytes);
+  if (front_.buffer().enabled()) {
+    front_.buffer().hold(ftl_.host_buffered_lbas() * config_.host.lba_size_bytes);
+  }
   return {};
 }
 
