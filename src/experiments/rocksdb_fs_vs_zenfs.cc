@@ -953,6 +953,22 @@ Result<ExperimentResult> run_aged(const RunOptions& options) {
   return result;
 }
 
+// Each setup's fillrandom (benchmark index 1) and overwrite (2) phases of a
+// pair member, in order; --quick has no overwrite.
+template <typename F>
+void for_each_pair_phase(const std::vector<Setup>& setups,
+                         const std::map<std::string, std::vector<Phase>>& fills,
+                         const std::map<std::string, std::vector<Phase>>& overwrites, F f) {
+  for (const Setup& s : setups) {
+    int64_t index = 0;
+    for (const auto* by_setup : {&fills, &overwrites}) {
+      ++index;
+      if (by_setup->count(s.name) == 0) continue;
+      f(s, std::string(index == 1 ? "fillrandom" : "overwrite"), index, by_setup->at(s.name));
+    }
+  }
+}
+
 Result<ExperimentResult> run_streams_member(const RunOptions& options) {
   const auto& runs = shared_runs(options);
   if (!runs) return Error{runs.error()};
@@ -961,32 +977,28 @@ Result<ExperimentResult> run_streams_member(const RunOptions& options) {
   result.table = Table({"setup", "benchmark", "benchmark_index", "ops_per_s",
                         "device_write_amplification", "erases", "die_busy_share",
                         "ops_per_die_busy_s", "hint_records", "hinted_stream_write_share", "runs"});
-  for (const Setup& s : streams_setups()) {
-    int index = 0;
-    for (const auto* by_setup : {&runs->streams_fill, &runs->streams_overwrite}) {
-      ++index;
-      if (by_setup->count(s.name) == 0) continue;  // --quick: no overwrite
-      const std::vector<Phase>* phases = &by_setup->at(s.name);
-      // The share of the served writes that went to a hinted stream (1+).
-      auto hinted_share = [](const Phase& p) {
-        uint64_t all = 0, hinted = 0;
-        for (size_t i = 0; i < p.stream_write_bytes.size(); ++i) {
-          all += p.stream_write_bytes[i];
-          if (i > 0) hinted += p.stream_write_bytes[i];
-        }
-        return all == 0 ? 0.0 : static_cast<double>(hinted) / static_cast<double>(all);
-      };
-      result.table.add_row(
-          {s.name, std::string(index == 1 ? "fillrandom" : "overwrite"), int64_t{index},
-           med_ops(*phases), med_wa(*phases),
-           median(each(*phases, [](const Phase& p) { return static_cast<double>(p.erases); })),
-           median(each(*phases, [](const Phase& p) { return p.die_busy; })),
-           med_device_ops(*phases),
-           median(
-               each(*phases, [](const Phase& p) { return static_cast<double>(p.hint_records); })),
-           median(each(*phases, hinted_share)), static_cast<uint64_t>(phases->size())});
-    }
-  }
+  for_each_pair_phase(
+      streams_setups(), runs->streams_fill, runs->streams_overwrite,
+      [&](const Setup& s, const std::string& benchmark, int64_t index,
+          const std::vector<Phase>& phases) {
+        // The share of the served writes that went to a hinted stream (1+).
+        auto hinted_share = [](const Phase& p) {
+          uint64_t all = 0, hinted = 0;
+          for (size_t i = 0; i < p.stream_write_bytes.size(); ++i) {
+            all += p.stream_write_bytes[i];
+            if (i > 0) hinted += p.stream_write_bytes[i];
+          }
+          return all == 0 ? 0.0 : static_cast<double>(hinted) / static_cast<double>(all);
+        };
+        result.table.add_row(
+            {s.name, benchmark, index, med_ops(phases), med_wa(phases),
+             median(each(phases, [](const Phase& p) { return static_cast<double>(p.erases); })),
+             median(each(phases, [](const Phase& p) { return p.die_busy; })),
+             med_device_ops(phases),
+             median(
+                 each(phases, [](const Phase& p) { return static_cast<double>(p.hint_records); })),
+             median(each(phases, hinted_share)), static_cast<uint64_t>(phases.size())});
+      });
   result.parameters = parameters(options);
   Json setups = Json::array();
   for (const Setup& s : streams_setups()) {
@@ -1034,23 +1046,20 @@ Result<ExperimentResult> run_production_member(const RunOptions& options) {
   result.table = Table({"setup", "benchmark", "benchmark_index", "ops_per_s",
                         "device_write_amplification", "die_busy_share", "host_cpu_us_per_op",
                         "buffer_admitted_bytes", "buffer_waits", "buffer_read_hits", "runs"});
-  for (const Setup& s : production_setups()) {
-    int index = 0;
-    for (const auto* by_setup : {&runs->production_fill, &runs->production_overwrite}) {
-      ++index;
-      if (by_setup->count(s.name) == 0) continue;  // --quick: no overwrite
-      const std::vector<Phase>& phases = by_setup->at(s.name);
-      auto med = [&](auto f) { return median(each(phases, f)); };
-      result.table.add_row(
-          {s.name, std::string(index == 1 ? "fillrandom" : "overwrite"), int64_t{index},
-           med_ops(phases), med_wa(phases), med([](const Phase& p) { return p.die_busy; }),
-           med([](const Phase& p) { return p.cpu_us_per_op; }),
-           med([](const Phase& p) { return static_cast<double>(p.buffer_admitted_bytes); }),
-           med([](const Phase& p) { return static_cast<double>(p.buffer_waits); }),
-           med([](const Phase& p) { return static_cast<double>(p.buffer_read_hits); }),
-           static_cast<uint64_t>(phases.size())});
-    }
-  }
+  for_each_pair_phase(
+      production_setups(), runs->production_fill, runs->production_overwrite,
+      [&](const Setup& s, const std::string& benchmark, int64_t index,
+          const std::vector<Phase>& phases) {
+        auto med = [&](auto f) { return median(each(phases, f)); };
+        result.table.add_row(
+            {s.name, benchmark, index, med_ops(phases), med_wa(phases),
+             med([](const Phase& p) { return p.die_busy; }),
+             med([](const Phase& p) { return p.cpu_us_per_op; }),
+             med([](const Phase& p) { return static_cast<double>(p.buffer_admitted_bytes); }),
+             med([](const Phase& p) { return static_cast<double>(p.buffer_waits); }),
+             med([](const Phase& p) { return static_cast<double>(p.buffer_read_hits); }),
+             static_cast<uint64_t>(phases.size())});
+      });
   result.parameters = parameters(options);
   Json setups = Json::array();
   for (const Setup& s : production_setups()) {
