@@ -10,7 +10,6 @@ DriveFrontEnd::DriveFrontEnd(const Config& config)
       overhead_ns_(config.host.command_overhead_ns),
       map_update_ns_(config.controller.map_update_ns),
       volatile_cache_(has_volatile_write_cache(config)),
-      buffer_bytes_(config.buffer.size_bytes),
       power_loss_protection_(config.buffer.power_loss_protection == "on"),
       buffer_(config.buffer.size_bytes),
       cores_(config.controller.cores) {}
@@ -60,7 +59,7 @@ uint64_t DriveFrontEnd::unmap(uint64_t t0, uint64_t mapped_bytes) {
 void DriveFrontEnd::describe(const Flash& flash, const char* unmap_key,
                              nlohmann::ordered_json& out) const {
   const WriteBuffer::Counters& b = buffer_.counters();
-  out["drive"] = {{"buffer_bytes", buffer_bytes_},
+  out["drive"] = {{"buffer_bytes", buffer_.size_bytes()},
                   {"power_loss_protection", power_loss_protection_},
                   {"volatile_write_cache", volatile_cache_},
                   {"buffer_admitted_bytes", b.admitted_bytes},

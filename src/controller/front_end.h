@@ -76,7 +76,6 @@ class DriveFrontEnd {
   const uint64_t overhead_ns_;
   const uint64_t map_update_ns_;
   const bool volatile_cache_;
-  const uint64_t buffer_bytes_;
   const bool power_loss_protection_;
   WriteBuffer buffer_;
   FirmwareCores cores_;

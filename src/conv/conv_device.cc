@@ -300,19 +300,18 @@ uint64_t ConvDevice::execute(Command& c, uint64_t start_ns) {
         break;
       case Opcode::kRead: {
         uint64_t bytes = c.nlb * lba_bytes;
-        uint64_t flash_done = t0;
+        // With a buffer, pages whose programs have not ended are read from
+        // it. (Two words of capture: the function holds them in place.)
+        Ftl::BufferedPage buffered;
         if (front_.buffer().enabled()) {
-          // Pages whose programs have not ended are read from the buffer.
           forget_programmed();
-          WriteBuffer& buffer = front_.buffer();
-          flash_done = ftl_.read(c.slba, c.nlb, t0, [this, t0, &buffer](uint32_t page) {
+          buffered = [this, t0](uint32_t page) {
             if (!in_buffer(page, t0)) return false;
-            ++buffer.mutable_counters().read_hits;
+            ++front_.buffer().mutable_counters().read_hits;
             return true;
-          });
-        } else {
-          flash_done = ftl_.read(c.slba, c.nlb, t0);
+          };
         }
+        uint64_t flash_done = ftl_.read(c.slba, c.nlb, t0, buffered);
         read_flash_done_ns_ = std::max(read_flash_done_ns_, flash_done);
         done = link_out_.reserve(flash_done, link_ns(bytes));
         counters_.host_read_bytes += bytes;
