@@ -17,6 +17,8 @@ packages=(
   python3 python3-venv ca-certificates
   # flock (cli_test.sh) and taskset (make bench)
   util-linux
+  # strace: the vhost-user test delays serve's listen(2) with it
+  strace
   # `make fuzz`: libFuzzer with address and undefined-behaviour sanitizers
   clang libclang-rt-14-dev
   # the RocksDB plugin and db_bench runs on the zoned file system (RocksDB 7.8.3)

@@ -22,6 +22,7 @@ import json
 import mmap
 import os
 import select
+import shutil
 import socket
 import struct
 import subprocess
@@ -656,6 +657,55 @@ def test_refusals(d, image):
     refused([image, "--vhost-user", sock_path, "--threads", "257"], "--threads 257", sock_path)
 
 
+def test_socket_ready(d, image):
+    """The socket's path appears only once serve listens: a front end that
+    connects the moment it sees the path is accepted, however late listen(2)
+    comes (strace delays it by 0.3 s)."""
+    strace = shutil.which("strace")
+    if strace is None:
+        check(False, "strace is missing (scripts/install-deps.sh installs it)")
+        return
+    probe = subprocess.run([strace, "-qq", "-o", "/dev/null", "true"], capture_output=True)
+    if probe.returncode != 0:
+        print(f"note: strace cannot trace here, the ready-socket check is skipped: "
+              f"{probe.stderr.decode(errors='replace').strip()}", flush=True)
+        return
+    for k in range(3):
+        sock_path = os.path.join(d, f"ready{k}.sock")
+        proc = subprocess.Popen([strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=listen",
+                                 "-e", "inject=listen:delay_enter=300000", ZONELAB, "serve", image,
+                                 "--vhost-user", sock_path, "--timing", "off"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        PROCS.append(proc)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(sock_path) and proc.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.001)
+        if not check(os.path.exists(sock_path), f"ready socket {k}: the socket appeared"):
+            proc.kill()
+            proc.wait()
+            return
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(sock_path)
+            connected = True
+        except OSError as e:
+            connected = False
+            check(False, f"ready socket {k}: connecting as the path appears: {e}")
+        sock.close()
+        # The guest has come and gone: serve ends.
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if not connected:
+            return
+        check(not os.path.exists(sock_path), f"ready socket {k}: the socket is removed")
+        check(not [n for n in os.listdir(d) if n.startswith(".zonelab-socket")],
+              f"ready socket {k}: no staging name is left: {os.listdir(d)}")
+
+
 def main():
     global ZONELAB
     if len(sys.argv) != 2:
@@ -680,6 +730,7 @@ def main():
             expected = test_session(d, image)
             test_persistence(d, image, expected)
             test_bad_front_ends(d, image)
+            test_socket_ready(d, image)
             test_refusals(d, image)
         finally:
             for p in PROCS:

@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -189,6 +191,21 @@ nlohmann::ordered_json vhost_counters_json(const VhostCounters& c) {
           {"mean_in_flight", c.mean_in_flight}};
 }
 
+// The directory a socket path names its socket in.
+std::string socket_dir(const std::string& path) {
+  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  return dir.empty() ? "/" : dir;
+}
+
+// Gives the listening socket at `staged` its path: a link, which never
+// replaces what another process made there meanwhile, or a rename where the
+// directory's file system takes no links.
+bool publish_socket(const std::string& staged, const std::string& path) {
+  if (link(staged.c_str(), path.c_str()) == 0) return true;
+  if (errno == EEXIST) return false;
+  return rename(staged.c_str(), path.c_str()) == 0;
+}
+
 std::optional<std::string> socket_path_problem(const std::string& path) {
   sockaddr_un address{};
   if (path.empty() || path.size() >= sizeof address.sun_path) {
@@ -198,8 +215,7 @@ std::optional<std::string> socket_path_problem(const std::string& path) {
   if (lstat(path.c_str(), &st) == 0) {
     return fmt::format("{} exists: the socket is made afresh (remove it first)", path);
   }
-  std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-  if (dir.empty()) dir = "/";
+  std::string dir = socket_dir(path);
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return fmt::format("{}: no directory {} to make the socket in", path, dir);
   }
@@ -900,20 +916,33 @@ Result<std::unique_ptr<VhostUserBlkServer>> VhostUserBlkServer::start(
     return Error{fmt::format("threads {}: 1 to {}", options.threads, kVhostThreadsMax)};
   }
   if (auto why = socket_path_problem(options.socket_path)) return Error{*why};
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, options.socket_path.data(), options.socket_path.size());
   auto server = std::unique_ptr<VhostUserBlkServer>(new VhostUserBlkServer());
   server->options_ = options;
   server->impl_ = std::make_unique<Impl>(file, options.threads);
+  // The socket is bound and listening under a temporary name in the same
+  // directory, then linked to its path: whoever sees the path can connect
+  // (a path bound but not yet listening refuses connections). A path too
+  // long to have a staging name beside it is bound in place.
+  const std::string& path = options.socket_path;
+  static std::atomic<uint32_t> staged_count{0};
+  std::string staging =
+      fmt::format("{}/.zonelab-socket-{}-{}", socket_dir(path), getpid(), staged_count++);
+  sockaddr_un staged{};
+  if (staging.size() >= sizeof staged.sun_path) staging = path;
+  staged.sun_family = AF_UNIX;
+  std::memcpy(staged.sun_path, staging.data(), staging.size());
+  if (staging != path) ::unlink(staging.c_str());
   server->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (server->listen_fd_ < 0 ||
-      bind(server->listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      listen(server->listen_fd_, 1) != 0) {
-    std::string why = std::strerror(errno);
+  bool listening =
+      server->listen_fd_ >= 0 &&
+      bind(server->listen_fd_, reinterpret_cast<sockaddr*>(&staged), sizeof staged) == 0 &&
+      listen(server->listen_fd_, 1) == 0 && (staging == path || publish_socket(staging, path));
+  std::string why = listening ? "" : std::strerror(errno);
+  if (staging != path) ::unlink(staging.c_str());
+  if (!listening) {
     if (server->listen_fd_ >= 0) ::close(server->listen_fd_);
     server->listen_fd_ = -1;
-    return Error{fmt::format("cannot listen on {}: {}", options.socket_path, why)};
+    return Error{fmt::format("cannot listen on {}: {}", path, why)};
   }
   server->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ZL_ASSERT(server->stop_fd_ >= 0);
