@@ -205,12 +205,16 @@ bool ConvDevice::read_data(Command& c) {
   return true;
 }
 
+template <typename Change>
+void ConvDevice::dropping_unbuffered(Change&& change) {
+  const uint64_t unbuffered = ftl_.host_unbuffered_lbas();
+  change();
+  front_.buffer().drop((ftl_.host_unbuffered_lbas() - unbuffered) * info_.lba_size_bytes);
+}
+
 uint64_t ConvDevice::trim(uint64_t lba, uint64_t nlb) {
   uint64_t trimmed = ftl_.counters().trimmed_lbas;
-  uint64_t unbuffered = ftl_.host_unbuffered_lbas();
-  ftl_.trim(lba, nlb);
-  // Data that waited in a page buffer leaves the write buffer unprogrammed.
-  front_.buffer().drop((ftl_.host_unbuffered_lbas() - unbuffered) * info_.lba_size_bytes);
+  dropping_unbuffered([&] { ftl_.trim(lba, nlb); });
   // The backing forgets whole zones only; a part-trimmed zone keeps stale
   // bytes that are never read, since the FTL answers zeros for them.
   uint64_t zone_lbas = info_.zone_size_lbas;
@@ -262,11 +266,9 @@ uint64_t ConvDevice::execute_write(Command& c, uint64_t t0) {
   // rewritten while they waited in a page buffer leave it unprogrammed.
   uint64_t admitted = buffer.admit(sim_.now_ns(), received, bytes);
   uint64_t mapped = front_.maps() ? front_.map(admitted, bytes) : 0;
-  uint64_t unbuffered = ftl_.host_unbuffered_lbas();
   forget_programmed();
   programs_.clear();
-  ftl_.write(c.slba, c.nlb, c.stream, admitted, &programs_);
-  buffer.drop((ftl_.host_unbuffered_lbas() - unbuffered) * lba_bytes);
+  dropping_unbuffered([&] { ftl_.write(c.slba, c.nlb, c.stream, admitted, &programs_); });
   const uint64_t page_bytes = uint64_t{ftl_.lbas_per_page()} * lba_bytes;
   for (auto [page, end] : programs_) {
     buffer.release_at(std::max(end, mapped), page_bytes);

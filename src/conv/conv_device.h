@@ -88,6 +88,10 @@ class ConvDevice final : public ModeledDevice, private EventHandler {
   }
   // Returns the bytes the trim unmapped.
   uint64_t trim(uint64_t lba, uint64_t nlb);
+  // Runs `change` on the FTL; host data that waited in a page buffer and
+  // left it unprogrammed (rewritten or trimmed) leaves the write buffer too.
+  template <typename Change>
+  void dropping_unbuffered(Change&& change);
   // Discards what trims released, after the command is recorded.
   void discard_released();
   // A write's data into the backing; false when it could not be stored.
