@@ -23,6 +23,7 @@ import mmap
 import os
 import select
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -675,14 +676,17 @@ def test_socket_ready(d, image):
         proc = subprocess.Popen([strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=listen",
                                  "-e", "inject=listen:delay_enter=300000", ZONELAB, "serve", image,
                                  "--vhost-user", sock_path, "--timing", "off"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
         PROCS.append(proc)
+        # strace killed leaves serve running: the whole group goes.
+        stop = lambda: os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
         deadline = time.monotonic() + 20
         while not os.path.exists(sock_path) and proc.poll() is None and \
                 time.monotonic() < deadline:
             time.sleep(0.001)
         if not check(os.path.exists(sock_path), f"ready socket {k}: the socket appeared"):
-            proc.kill()
+            stop()
             proc.wait()
             return
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -697,7 +701,7 @@ def test_socket_ready(d, image):
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            stop()
             proc.wait()
         if not connected:
             return
@@ -735,7 +739,12 @@ def main():
         finally:
             for p in PROCS:
                 if p.poll() is None:
-                    p.kill()
+                    # A process that leads its own group (strace) takes its
+                    # tracee with it.
+                    if os.getpgid(p.pid) == p.pid:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    else:
+                        p.kill()
                     p.wait()
     print(f"vhost_user: {time.monotonic() - start:.1f} s", flush=True)
     if FAILURES:
