@@ -293,6 +293,13 @@ r = zonelab("sweep", spec, "--scheduler", "tcp://127.0.0.1:1", "--cache", path("
 checks.check("an unreachable scheduler: exit 2, said in one line",
              r.returncode == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in
              r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr[-2000:])
+# An address Dask cannot parse fails inside its Client: still one line, and
+# no traceback of the half-made client at exit.
+r = zonelab("sweep", spec, "--scheduler", "bogus", "--cache", path("c-bogus"),
+            "--out", path("bogus"), "--quiet", timeout=120)
+checks.check("a scheduler address without a port: exit 2, said in one line",
+             r.returncode == 2 and "cannot reach the Dask scheduler at bogus" in r.stderr and
+             len(r.stderr.strip().splitlines()) == 1, r.stderr[-2000:])
 r = zonelab("sweep", path("missing.toml"))
 checks.check("a missing spec: exit 2", r.returncode == 2 and "missing.toml" in r.stderr, r.stderr)
 r = zonelab("sweep", spec, "--workers", "0")

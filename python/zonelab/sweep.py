@@ -16,6 +16,7 @@ in point order: the same bytes however the points were run.
 
 import argparse
 import functools
+import gc
 import json
 import logging
 import os
@@ -86,6 +87,19 @@ class _Progress:
               f"{self.cached} from the cache), {self.wall_s():.1f} s", file=sys.stderr, flush=True)
 
 
+def _forget_failed_client(error: BaseException) -> None:
+    """Frees the Client whose connection failed, which the error's frames
+    hold, now and quietly: at exit its finalizer would print a traceback of
+    its own about the connection it never had, after the one-line error."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _unraisable: None
+    try:
+        error.__traceback__ = None
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+
+
 def _client(scheduler: Optional[str], workers: int):
     """(client, cluster or None): the scheduler at `scheduler`, else a local
     cluster of `workers` processes with one thread each."""
@@ -99,6 +113,7 @@ def _client(scheduler: Optional[str], workers: int):
             return Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False), None
         except (OSError, TimeoutError, ValueError, TypeError) as e:
             detail = str(e).splitlines()[0] if str(e) else type(e).__name__
+            _forget_failed_client(e)
             raise SweepError(f"cannot reach the Dask scheduler at {scheduler}: {detail}") from e
     # Local workers are new processes: they import this package from where
     # this process did.

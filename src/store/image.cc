@@ -859,6 +859,17 @@ class FileBacking final : public Backing {
   bool read_only_;
 };
 
+// What a path that is not a regular file is, for a message.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
 }  // namespace
 
 Image::~Image() {
@@ -872,9 +883,14 @@ Result<std::unique_ptr<Image>> Image::create(const std::string& path, const Imag
                                              uint64_t data_bytes, bool force) {
   auto plan = plan_image(state, data_bytes, kJournalBytes);
   if (!plan) return Error{fmt::format("{}: cannot create image: {}", path, one_line(plan.error()))};
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Error{fmt::format("{}: cannot create image: it is a directory", path)};
+  // Only a regular file is ever replaced (with --force): a device node, a
+  // FIFO, a socket or a symbolic link at the path is left as it is.
+  struct stat existing;
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    return Error{fmt::format(
+        "{}: cannot create image: it is {}; an image is made at a new path or over a regular "
+        "file",
+        path, file_kind(existing.st_mode))};
   }
   if (!force && path_exists(path)) {
     return Error{fmt::format("{}: file exists; use --force to overwrite", path)};
@@ -916,7 +932,9 @@ Result<std::unique_ptr<Image>> Image::create(const std::string& path, const Imag
 
 Result<std::unique_ptr<Image>> Image::open(const std::string& path, Access access) {
   bool read_only = access == Access::kReadOnly;
-  UniqueFd fd(::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO to read would wait for a writer; the check
+  // below refuses whatever is not a regular file, whose I/O ignores the flag.
+  UniqueFd fd(::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     int err = errno;
     if (!read_only && (err == EACCES || err == EROFS)) {

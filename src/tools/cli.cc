@@ -2,6 +2,7 @@
 #include "tools/cli.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
@@ -130,9 +131,30 @@ Json status_json(Status status) {
 }
 
 void print_json(const Json& json) {
-  std::string text = json.dump();
+  // Names and paths come from the user byte for byte: a byte that is not
+  // UTF-8 is printed as U+FFFD rather than failing the command.
+  std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fputc('\n', stdout);
+}
+
+namespace {
+
+bool same_file(const struct stat& a, const std::string& image) {
+  struct stat b;
+  return ::stat(image.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+}  // namespace
+
+bool is_image_file(const std::string& path, const std::string& image) {
+  struct stat a;
+  return !path.empty() && ::stat(path.c_str(), &a) == 0 && same_file(a, image);
+}
+
+bool is_image_file(int fd, const std::string& image) {
+  struct stat a;
+  return ::fstat(fd, &a) == 0 && same_file(a, image);
 }
 
 }  // namespace zonelab::cli

@@ -79,4 +79,10 @@ Json status_json(Status status);
 // Prints JSON on one line.
 void print_json(const Json& json);
 
+// Whether an output file at `path` (or the open file `fd`) is the image
+// file `image` under another name or a link: writing it would destroy the
+// image. False when either does not exist.
+bool is_image_file(const std::string& path, const std::string& image);
+bool is_image_file(int fd, const std::string& image);
+
 }  // namespace zonelab::cli

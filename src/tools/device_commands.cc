@@ -307,7 +307,14 @@ int read(Stack& s, const DeviceRequest& r, Json& out) {
   if (!check_blocks(s.info(), r.blocks, out)) return kExitBadInput;
   uint64_t lba_size = s.info().lba_size_bytes;
   if (r.expect_seed && !s.stores_data()) {
-    out["error"] = "read --expect-seed needs stored data (store.backing = \"file\" or \"memory\")";
+    out["error"] =
+        "read --expect-seed needs stored data: an image created with store.backing = \"file\" "
+        "(\"memory\" keeps data only within one process, such as one batch session)";
+    return kExitBadInput;
+  }
+  if (is_image_file(r.data_file, r.image)) {
+    out["error"] =
+        fmt::format("--data {}: is the image itself (it would be overwritten)", r.data_file);
     return kExitBadInput;
   }
   std::vector<uint8_t> data;

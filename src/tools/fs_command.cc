@@ -1060,13 +1060,20 @@ int backup_file(const FsRequest& r, fs::ZonedFs& zfs, int root, const Listed& e,
   auto parent = open_dir_below(root, parent_relative(e.relative), false);
   if (!parent) return bad_input(fmt::format("{}/{}", r.path, parent.error()));
   const std::string name = last_name(e.relative);
-  Fd out(::openat(parent->get(), name.c_str(),
-                  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  Fd out(::openat(parent->get(), name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!out.ok()) {
     return bad_input(
         fmt::format("{}/{}: {}", r.path, e.relative, open_error(parent->get(), name, errno)));
   }
   const std::string where = fmt::format("{}/{}", r.path, e.relative);
+  // Emptied only once it is known not to be the image (a backup into the
+  // image's own directory, with --force, names a file like it).
+  if (is_image_file(out.get(), r.image)) {
+    return bad_input(fmt::format("{}: is the image itself (not overwritten)", where));
+  }
+  if (::ftruncate(out.get(), 0) != 0) {
+    return bad_input(fmt::format("{}: {}", where, std::strerror(errno)));
+  }
   int code = stream_file(
       zfs, r.image, e.path,
       [&](const uint8_t* data, uint64_t n) -> Outcome {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <map>
 
@@ -31,7 +32,10 @@ bool lbas_of(const TraceOp& op, const DeviceInfo& info, uint64_t& slba, uint64_t
              bool& widened) {
   const uint64_t lba = info.lba_size_bytes;
   slba = op.offset_bytes / lba;
-  uint64_t end = (op.offset_bytes + op.length_bytes + lba - 1) / lba;
+  if (op.offset_bytes > UINT64_MAX - op.length_bytes) return false;
+  // The end rounded up to a whole LBA, without the sum overflowing near 2^64.
+  const uint64_t end_byte = op.offset_bytes + op.length_bytes;
+  const uint64_t end = end_byte / lba + (end_byte % lba != 0 ? 1 : 0);
   nlb = end - slba;
   widened = op.offset_bytes % lba != 0 || op.length_bytes % lba != 0;
   return slba < info.capacity_lbas && nlb <= info.capacity_lbas - slba;
