@@ -752,6 +752,12 @@ Outcome check_kind(const JobSpec& job, const DeviceInfo& info) {
     return Error{fmt::format(
         "job {}: rw=append needs the zns interface: a block device has no Zone Append", job.name)};
   }
+  if (zns && job.stream != 0) {
+    return Error{fmt::format(
+        "job {}: stream {}: write streams are the block interface's (block.streams); a ZNS "
+        "namespace places data by zone",
+        job.name, job.stream)};
+  }
   if (job.block_size_bytes % info.lba_size_bytes != 0) {
     return Error{fmt::format("job {}: bs {} is not a multiple of the LBA size {}", job.name,
                              job.block_size_bytes, info.lba_size_bytes)};
