@@ -666,7 +666,9 @@ def test_socket_ready(d, image):
     if strace is None:
         check(False, "strace is missing (scripts/install-deps.sh installs it)")
         return
-    probe = subprocess.run([strace, "-qq", "-o", "/dev/null", "true"], capture_output=True)
+    # The probe asks for what the check needs: tracing, and a delay injected.
+    probe = subprocess.run([strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=listen", "-e",
+                            "inject=listen:delay_enter=1000", "true"], capture_output=True)
     if probe.returncode != 0:
         print(f"note: strace cannot trace here, the ready-socket check is skipped: "
               f"{probe.stderr.decode(errors='replace').strip()}", flush=True)
