@@ -25,6 +25,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/file_kind.h"
 #include "zonelab/assert.h"
 
 namespace zonelab {
@@ -859,17 +860,6 @@ class FileBacking final : public Backing {
   bool read_only_;
 };
 
-// What a path that is not a regular file is, for a message.
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  return "not a regular file";
-}
-
 }  // namespace
 
 Image::~Image() {
@@ -883,8 +873,8 @@ Result<std::unique_ptr<Image>> Image::create(const std::string& path, const Imag
                                              uint64_t data_bytes, bool force) {
   auto plan = plan_image(state, data_bytes, kJournalBytes);
   if (!plan) return Error{fmt::format("{}: cannot create image: {}", path, one_line(plan.error()))};
-  // Only a regular file is ever replaced (with --force): a device node, a
-  // FIFO, a socket or a symbolic link at the path is left as it is.
+  // Only a regular file is ever replaced (with --force): a device file, a
+  // fifo, a socket or a symlink at the path is left as it is.
   struct stat existing;
   if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
     return Error{fmt::format(

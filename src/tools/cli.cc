@@ -147,9 +147,11 @@ bool same_file(const struct stat& a, const std::string& image) {
 
 }  // namespace
 
-bool is_image_file(const std::string& path, const std::string& image) {
+std::optional<std::string> output_is_image(std::string_view flag, const std::string& path,
+                                           const std::string& image) {
   struct stat a;
-  return !path.empty() && ::stat(path.c_str(), &a) == 0 && same_file(a, image);
+  if (path.empty() || ::stat(path.c_str(), &a) != 0 || !same_file(a, image)) return std::nullopt;
+  return fmt::format("{} {}: is the image itself (it would be overwritten)", flag, one_line(path));
 }
 
 bool is_image_file(int fd, const std::string& image) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stack/stack.h"
@@ -79,10 +80,12 @@ Json status_json(Status status);
 // Prints JSON on one line.
 void print_json(const Json& json);
 
-// Whether an output file at `path` (or the open file `fd`) is the image
-// file `image` under another name or a link: writing it would destroy the
-// image. False when either does not exist.
-bool is_image_file(const std::string& path, const std::string& image);
+// The refusal of an output file that option `flag` names at `path` when it
+// is the image file `image` (by another name or a link: writing it would
+// destroy the image); nullopt when it is not or either does not exist.
+std::optional<std::string> output_is_image(std::string_view flag, const std::string& path,
+                                           const std::string& image);
+// Whether the open file `fd` is the image file `image`.
 bool is_image_file(int fd, const std::string& image);
 
 }  // namespace zonelab::cli

@@ -312,9 +312,8 @@ int read(Stack& s, const DeviceRequest& r, Json& out) {
         "(\"memory\" keeps data only within one process, such as one batch session)";
     return kExitBadInput;
   }
-  if (is_image_file(r.data_file, r.image)) {
-    out["error"] =
-        fmt::format("--data {}: is the image itself (it would be overwritten)", r.data_file);
+  if (auto problem = output_is_image("--data", r.data_file, r.image)) {
+    out["error"] = *problem;
     return kExitBadInput;
   }
   std::vector<uint8_t> data;

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/file_kind.h"
 #include "common/units.h"
 #include "common/write_all.h"
 #include "fs/zoned_fs.h"
@@ -1182,14 +1183,6 @@ Result<std::vector<std::string>> read_names(int dir) {
   return names;
 }
 
-const char* special_kind(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symlink";
-  if (S_ISFIFO(mode)) return "a fifo";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device file";
-  return "not a regular file";
-}
-
 // A host directory tree, scanned whole before a restore writes anything:
 // every directory and regular file, parents before children, each path
 // checked as a file-system path below `top`. Symlinks, special files and the
@@ -1215,7 +1208,7 @@ class HostScan {
   const char* skip_reason(const struct stat& st) const {
     if (st.st_dev == image_.st_dev && st.st_ino == image_.st_ino) return "the image itself";
     if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) return nullptr;
-    return special_kind(st.st_mode);
+    return file_kind(st.st_mode);
   }
 
   // One directory's entries; its subdirectories go to `pending`, the first

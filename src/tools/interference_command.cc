@@ -230,10 +230,7 @@ int run_interference_command(const InterferenceOptions& o) {
 
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
   if (!o.csv_file.empty()) {
-    if (is_image_file(o.csv_file, o.image)) {
-      return bad_input(fmt::format("--csv {}: is the image itself (it would be overwritten)",
-                                   one_line(o.csv_file)));
-    }
+    if (auto problem = output_is_image("--csv", o.csv_file, o.image)) return bad_input(*problem);
     csv.reset(std::fopen(o.csv_file.c_str(), "w"));
     if (!csv) return bad_input(fmt::format("{}: cannot write the CSV file", one_line(o.csv_file)));
   }

@@ -21,9 +21,8 @@ Result<serve::ServeOptions> serve_options(const ServeFlags& flags, const std::st
                                           const std::string& vhost_socket) {
   serve::ServeOptions o;
   o.image = flags.image;
-  if (is_image_file(flags.stats_path, flags.image)) {
-    return Error{fmt::format("--stats {}: is the image itself (it would be overwritten)",
-                             one_line(flags.stats_path))};
+  if (auto problem = output_is_image("--stats", flags.stats_path, flags.image)) {
+    return Error{*problem};
   }
   auto timing = timing_from_name(flags.timing);
   if (!timing) {
@@ -184,7 +183,6 @@ int run_serve_command(const ServeCommandOptions& o) {
   if (o.pass_through && !o.stream_hints.empty()) {
     return bad_input("--stream-hints: a passed-through file has no device streams");
   }
-
   // Before any thread starts: the signals wait for this thread.
   sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
