@@ -13,6 +13,8 @@ one line and the right exit code with the image left consistent. As an
 ordinary user (nobody) the guest runs too, and kill -9 leaves nothing of it.
 With --write-hints, db_bench's lifetime hints reach the device's streams
 (the log and the tables apart from the file system's own writes).
+Threads in the guest keep every vector register across its switches on a
+host with AVX-512 (serve/uml_fp_shim.c; skipped on a host without).
 
 Everything runs in a private directory (TMPDIR too, where zonelab vm
 makes its own).
@@ -130,6 +132,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("zonelab")
     ap.add_argument("--fs", default="ext4,xfs,f2fs,btrfs")
+    ap.add_argument("--vector-check", help="tests/vector_state_check.c, built")
     args = ap.parse_args()
     ZONELAB = os.path.abspath(args.zonelab)
     if not os.path.exists("/dev/fuse"):
@@ -227,6 +230,16 @@ def main():
         if check(r.returncode == 0, f"without --write-hints: exit 0: {r.stderr[-300:]}"):
             j = json.loads(r.stdout.strip().splitlines()[-1])
             check("stream_hints" not in j, "without --write-hints: no stream_hints")
+
+        # Guest threads of one process yielding to each other keep their
+        # vector registers, those past AVX's included.
+        if args.vector_check:
+            r = vm(env, image, "--fs", "ext4", "--out", out, "--", args.vector_check, "8", "3000")
+            if r.returncode == 77:
+                print("vector registers: skipped (no AVX-512 here)", flush=True)
+            else:
+                check(r.returncode == 0, f"vector registers held across the guest's switches: "
+                                         f"exit {r.returncode}: {r.stderr[-300:]}")
 
         unprivileged(d)
 

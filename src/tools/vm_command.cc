@@ -58,6 +58,9 @@ constexpr std::array<FsKind, 4> kFsKinds = {{
 
 // The guest's hint shim (serve/hint_shim.c), beside the executable.
 constexpr const char* kHintShimName = "libzonelab_hints.so";
+// The shim preloaded into UML's kernel process (serve/uml_fp_shim.c): its
+// guest's vector registers on a host whose XSAVE area is larger than UML's.
+constexpr const char* kFpShimName = "libzonelab_umlfp.so";
 
 constexpr uint64_t kMemoryMinBytes = 64ull << 20;
 constexpr uint64_t kMemoryMaxBytes = 64ull << 30;
@@ -92,6 +95,7 @@ struct Plan {
   std::string uml;
   std::string out;
   std::string hint_shim;  // --write-hints: the shim preloaded into COMMAND
+  std::string fp_shim;    // preloaded into UML
 };
 
 Result<Plan> plan_of(const VmCommandOptions& o) {
@@ -123,6 +127,11 @@ Result<Plan> plan_of(const VmCommandOptions& o) {
         uml_override != nullptr ? uml_override : "linux.uml on PATH")};
   }
   p.uml = *uml;
+  p.fp_shim = beside_executable(kFpShimName);
+  if (access(p.fp_shim.c_str(), R_OK) != 0) {
+    return Error{
+        fmt::format("User-Mode Linux's FP shim {} is missing (build it with `make`)", p.fp_shim)};
+  }
   if (o.write_hints) {
     p.hint_shim = beside_executable(kHintShimName);
     if (access(p.hint_shim.c_str(), R_OK) != 0) {
@@ -291,7 +300,8 @@ constexpr int kNoNamespaceExit = 126;
 // A keeper process between us and UML makes the namespace; both die with
 // their parent (PR_SET_PDEATHSIG), so kill -9 of zonelab takes the guest
 // down too. The keeper ends as UML ended (its status, or the same signal).
-pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool json) {
+pid_t boot(const std::vector<std::string>& argv, const std::string& state,
+           const std::string& fp_shim, bool json) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -299,6 +309,9 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool 
   // a tmpfs: /dev/shm where there is one, else our private directory.
   std::string tmpdir =
       "TMPDIR=" + (access("/dev/shm", W_OK | X_OK) == 0 ? std::string("/dev/shm") : state);
+  // UML's kernel process, not the guest's (UML starts those itself, without
+  // exec): serve/uml_fp_shim.c.
+  std::string preload = "LD_PRELOAD=" + fp_shim;
   // Without privileges the namespace comes with a user namespace, in which
   // the user is itself (its maps are written by the keeper, after fork,
   // from these strings made before it).
@@ -331,6 +344,7 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state, bool 
   if (uml == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     putenv(tmpdir.data());
+    putenv(preload.data());
     if (json) dup2(STDERR_FILENO, STDOUT_FILENO);
     execv(args[0], args.data());
     _exit(127);
@@ -438,7 +452,7 @@ int run_vm_command(const VmCommandOptions& o) {
     argv.push_back("loglevel=1");
   }
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = boot(argv, *state, o.flags.json);
+  pid_t pid = boot(argv, *state, plan->fp_shim, o.flags.json);
   int wait_status = 0;
   bool interrupted = false;
   // Once the guest has synced and asked to power off, nothing of the image
