@@ -257,6 +257,28 @@ def main():
               f"a kernel stuck after power-off is stopped: exit {r.returncode} after "
               f"{took:.1f} s: {r.stderr[-300:]}")
 
+        # A kernel that panics and then spins (as Debian's UML 6.1 does) is
+        # stopped once its console has been silent 10 s; a command that
+        # only prints such a line is not.
+        panicking = os.path.join(d, "panicking-uml")
+        with open(panicking, "w") as f:
+            f.write("#!/bin/sh\necho 'Kernel panic - not syncing: Attempted to kill init!'\n"
+                    "echo 'CPU: 0 PID: 1 Comm: init.sh'\nexec sleep 300\n")
+        os.chmod(panicking, 0o755)
+        t0 = time.monotonic()
+        r = vm(dict(env, ZONELAB_UML=panicking), image, "--", "true")
+        took = time.monotonic() - t0
+        check(r.returncode == 1 and "kernel panicked (Kernel panic - not syncing: Attempted "
+              "to kill init!) and was stopped" in r.stderr and "Attempted" in r.stdout
+              and took < 60,
+              f"a kernel that panicked is stopped: exit {r.returncode} after {took:.1f} s: "
+              f"{r.stderr[-300:]}")
+        r = vm(env, image, "--fs", "ext4", "--out", out, "--", "sh", "-c",
+               "echo 'Kernel panic - not syncing: only words'; sleep 1")
+        check(r.returncode == 0 and "only words" in r.stdout,
+              f"a command printing a panic's line ends as it ends: exit {r.returncode}: "
+              f"{r.stderr[-300:]}")
+
         # A command that fails inside: its status, one error line.
         r = vm(env, image, "--fs", "ext4", "--out", out, "--", "sh", "-c", "exit 7")
         check(r.returncode == 7 and "status 7" in r.stderr,

@@ -17,13 +17,19 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 #include "common/self_path.h"
 #include "common/units.h"
+#include "common/write_all.h"
 #include "tools/serve_command.h"
 
 namespace zonelab::cli {
@@ -284,6 +290,64 @@ std::string read_line(const std::string& path) {
 
 // How long a guest that asked to power off may take to exit.
 constexpr std::chrono::seconds kPowerOffGrace{15};
+// How long the console stays silent after a line of the kernel's panic
+// before the guest is taken for stuck (a real panic prints its stack and
+// then nothing; a COMMAND that printed such a line goes on printing or
+// ends).
+constexpr std::chrono::seconds kPanicGrace{10};
+
+// What the console forwarder saw.
+struct ConsoleWatch {
+  std::atomic<bool> panicked{false};
+  // When the console last said anything (steady clock, ns).
+  std::atomic<int64_t> last_output_ns{0};
+  std::mutex lock;
+  std::string line;  // the panic's line
+
+  std::string panic_line() {
+    std::lock_guard<std::mutex> hold(lock);
+    return line;
+  }
+};
+
+constexpr std::string_view kPanicPrefix = "Kernel panic - not syncing";
+constexpr size_t kConsoleLineMax = 512;
+
+// Passes the guest's console from `from` to `to` until its end, and notes
+// a line of the kernel's panic. A reader that has gone (a closed pipe)
+// does not stop the draining: the guest must not block on its console.
+void forward_console(int from, int to, ConsoleWatch& watch) {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+  std::vector<char> buffer(64 << 10);
+  std::string line;
+  bool passing = true;
+  for (;;) {
+    ssize_t n = read(from, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    watch.last_output_ns.store(std::chrono::steady_clock::now().time_since_epoch() /
+                               std::chrono::nanoseconds(1));
+    if (passing && !write_all(to, buffer.data(), static_cast<uint64_t>(n))) passing = false;
+    for (ssize_t i = 0; i < n; ++i) {
+      char c = buffer[static_cast<size_t>(i)];
+      if (c == '\n' || c == '\r') {
+        if (!watch.panicked.load() && line.starts_with(kPanicPrefix)) {
+          {
+            std::lock_guard<std::mutex> hold(watch.lock);
+            watch.line = line;
+          }
+          watch.panicked.store(true);
+        }
+        line.clear();
+      } else if (line.size() < kConsoleLineMax) {
+        line += c;
+      }
+    }
+  }
+}
 
 // The keeper's exit status when it cannot make the guest's PID namespace.
 constexpr int kNoNamespaceExit = 126;
@@ -301,7 +365,7 @@ constexpr int kNoNamespaceExit = 126;
 // their parent (PR_SET_PDEATHSIG), so kill -9 of zonelab takes the guest
 // down too. The keeper ends as UML ended (its status, or the same signal).
 pid_t boot(const std::vector<std::string>& argv, const std::string& state,
-           const std::string& fp_shim, bool json) {
+           const std::string& fp_shim, int console) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -345,7 +409,7 @@ pid_t boot(const std::vector<std::string>& argv, const std::string& state,
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     putenv(tmpdir.data());
     putenv(preload.data());
-    if (json) dup2(STDERR_FILENO, STDOUT_FILENO);
+    dup2(console, STDOUT_FILENO);
     execv(args[0], args.data());
     _exit(127);
   }
@@ -451,8 +515,22 @@ int run_vm_command(const VmCommandOptions& o) {
     argv.push_back("quiet");
     argv.push_back("loglevel=1");
   }
+  // The guest's console (its kernel's messages and COMMAND's output) comes
+  // through a pipe, passed on to stdout (stderr with --json) and read for
+  // the kernel's panic: Debian's UML 6.1 spins after one rather than exit.
+  int console[2];
+  if (pipe2(console, O_CLOEXEC) != 0) {
+    cleanup();
+    std::fprintf(stderr, "zonelab: error: cannot make a pipe for the guest's console: %s\n",
+                 std::strerror(errno));
+    return kExitInternal;
+  }
+  ConsoleWatch watch;
+  std::thread forwarder(forward_console, console[0], o.flags.json ? STDERR_FILENO : STDOUT_FILENO,
+                        std::ref(watch));
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = boot(argv, *state, plan->fp_shim, o.flags.json);
+  pid_t pid = boot(argv, *state, plan->fp_shim, console[1]);
+  close(console[1]);
   int wait_status = 0;
   bool interrupted = false;
   // Once the guest has synced and asked to power off, nothing of the image
@@ -461,9 +539,18 @@ int run_vm_command(const VmCommandOptions& o) {
   std::optional<std::chrono::steady_clock::time_point> off_since;
   bool stopped_after_off = false;
   const std::string off_marker = *state + "/off";
+  bool stopped_after_panic = false;
   while (pid > 0) {
     pid_t done = waitpid(pid, &wait_status, WNOHANG);
     if (done == pid) break;
+    if (watch.panicked.load() && !stopped_after_panic) {
+      auto silent = std::chrono::steady_clock::now().time_since_epoch() -
+                    std::chrono::nanoseconds(watch.last_output_ns.load());
+      if (silent > kPanicGrace) {
+        stopped_after_panic = true;
+        kill(pid, SIGKILL);
+      }
+    }
     if (!off_since && access(off_marker.c_str(), F_OK) == 0) {
       off_since = std::chrono::steady_clock::now();
     }
@@ -483,6 +570,10 @@ int run_vm_command(const VmCommandOptions& o) {
       kill(pid, SIGKILL);
     }
   }
+  // Every end of the pipe's writing side is gone with the guest's namespace
+  // and the keeper.
+  forwarder.join();
+  close(console[0]);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (stopped_after_off) {
     note(fmt::format("the guest powered off but did not exit within {} s; it was stopped",
@@ -516,6 +607,13 @@ int run_vm_command(const VmCommandOptions& o) {
     code = kExitBadInput;
   } else if (interrupted) {
     problem = "interrupted: the guest was stopped";
+    code = kExitInternal;
+  } else if (stopped_after_panic || (!command && watch.panicked.load())) {
+    problem =
+        fmt::format("the guest's kernel panicked ({}){}", watch.panic_line(),
+                    stopped_after_panic
+                        ? fmt::format(" and was stopped after {} s of silence", kPanicGrace.count())
+                        : "");
     code = kExitInternal;
   } else if (!failed.empty()) {
     std::string step = failed.substr(0, failed.find(' '));
