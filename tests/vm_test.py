@@ -47,6 +47,18 @@ def vm(env, image, *args, timeout=180):
                           timeout=timeout, env=env)
 
 
+def with_fake_kernel(env, d, image, name, script):
+    """`zonelab vm IMAGE -- true` with a shell script in place of UML that
+    runs `script` and then sleeps: the result and the seconds it took."""
+    kernel = os.path.join(d, name)
+    with open(kernel, "w") as f:
+        f.write(f"#!/bin/sh\n{script}\nexec sleep 300\n")
+    os.chmod(kernel, 0o755)
+    t0 = time.monotonic()
+    r = vm(dict(env, ZONELAB_UML=kernel), image, "--", "true")
+    return r, time.monotonic() - t0
+
+
 def uids_processes(uid):
     """The pids of the processes of `uid` now."""
     out = set()
@@ -245,14 +257,10 @@ def main():
 
         # A kernel that powers off and then does not exit (Debian's UML has
         # been seen to spin after "Power down") is stopped after a grace.
-        hung = os.path.join(d, "hung-uml")
-        with open(hung, "w") as f:
-            f.write("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in uml_dir=*) "
-                    "echo off > \"${a#uml_dir=}/off\";; esac; done\nexec sleep 300\n")
-        os.chmod(hung, 0o755)
-        t0 = time.monotonic()
-        r = vm(dict(env, ZONELAB_UML=hung), image, "--", "true")
-        took = time.monotonic() - t0
+        r, took = with_fake_kernel(
+            env, d, image, "hung-uml",
+            "for a in \"$@\"; do case \"$a\" in uml_dir=*) "
+            "echo off > \"${a#uml_dir=}/off\";; esac; done")
         check(r.returncode == 1 and "did not exit within 15 s" in r.stderr and took < 60,
               f"a kernel stuck after power-off is stopped: exit {r.returncode} after "
               f"{took:.1f} s: {r.stderr[-300:]}")
@@ -260,14 +268,10 @@ def main():
         # A kernel that panics and then spins (as Debian's UML 6.1 does) is
         # stopped once its console has been silent 10 s; a command that
         # only prints such a line is not.
-        panicking = os.path.join(d, "panicking-uml")
-        with open(panicking, "w") as f:
-            f.write("#!/bin/sh\necho 'Kernel panic - not syncing: Attempted to kill init!'\n"
-                    "echo 'CPU: 0 PID: 1 Comm: init.sh'\nexec sleep 300\n")
-        os.chmod(panicking, 0o755)
-        t0 = time.monotonic()
-        r = vm(dict(env, ZONELAB_UML=panicking), image, "--", "true")
-        took = time.monotonic() - t0
+        r, took = with_fake_kernel(
+            env, d, image, "panicking-uml",
+            "echo 'Kernel panic - not syncing: Attempted to kill init!'\n"
+            "echo 'CPU: 0 PID: 1 Comm: init.sh'")
         check(r.returncode == 1 and "kernel panicked (Kernel panic - not syncing: Attempted "
               "to kill init!) and was stopped" in r.stderr and "Attempted" in r.stdout
               and took < 60,
