@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -123,6 +125,29 @@ std::string command_names(const CLI::App& app) {
   return names;
 }
 
+// An option given an empty value ("--preset ''", "--out="), which would
+// otherwise read as an option not given; the options whose empty value
+// means something (no extra mkfs or mount options) may have one.
+std::optional<std::string> empty_option_value(const CLI::App& app) {
+  static const std::set<std::string> kMayBeEmpty = {"--mkfs-options", "--mount-options"};
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_expected_min() == 0 || !option->nonpositional() || option->count() == 0) {
+      continue;
+    }
+    std::string name = option->get_name();
+    if (kMayBeEmpty.contains(name)) continue;
+    for (const std::string& value : option->results()) {
+      if (value.empty()) {
+        return fmt::format("{}: an empty value (leave the option out for its default)", name);
+      }
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (auto empty = empty_option_value(*sub)) return empty;
+  }
+  return std::nullopt;
+}
+
 int main_impl(int argc, char** argv) {
   CLI::App app(kDescription, "zonelab");
   app.require_subcommand(1);
@@ -235,6 +260,7 @@ int main_impl(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return bad_input(e.what());
   }
+  if (auto empty = empty_option_value(app)) return bad_input(*empty);
 
   if (create->parsed()) return run_create(create_image, create_config, create_force, create_json);
   if (format->parsed()) {
