@@ -47,6 +47,24 @@ static long through_shim(enum __ptrace_request request, pid_t pid, unsigned char
   return ptrace(request, pid, (void*)(uintptr_t)NT_X86_XSTATE, &iov);
 }
 
+/* Changes xmm0 (bytes 160-175 of the legacy area) in `buffer`, sets its
+ * first kShort bytes through the shim, and checks that the child's state
+ * then holds those bytes and, past them, what `before` held. */
+static void short_set(pid_t child, unsigned char* buffer, int pattern, const unsigned char* before,
+                      size_t host, const char* what) {
+  static unsigned char after[kMax];
+  char message[160];
+  for (int i = 160; i < 176; ++i) buffer[i] = (unsigned char)(pattern + i);
+  snprintf(message, sizeof message, "a short set of %s succeeds", what);
+  check(through_shim(PTRACE_SETREGSET, child, buffer, kShort) == 0, message);
+  snprintf(message, sizeof message, "%s: the state reads whole afterwards", what);
+  check(read_raw(child, after) == host, message);
+  snprintf(message, sizeof message, "%s: the set laid the buffer's bytes", what);
+  check(memcmp(after, buffer, kShort) == 0, message);
+  snprintf(message, sizeof message, "%s: the bytes past the buffer are as they were", what);
+  check(memcmp(after + kShort, before + kShort, host - kShort) == 0, message);
+}
+
 int main(void) {
   pid_t child = fork();
   if (child == 0) {
@@ -77,23 +95,11 @@ int main(void) {
    * legacy area), and set back. */
   check(through_shim(PTRACE_GETREGSET, child, read_before, kShort) == 0, "a short read succeeds");
   check(memcmp(read_before, before, kShort) == 0, "a short read gives the state's first bytes");
-  for (int i = 160; i < 176; ++i) read_before[i] = (unsigned char)(0xa0 + i);
-  check(through_shim(PTRACE_SETREGSET, child, read_before, kShort) == 0,
-        "a short set of a buffer read before succeeds");
-  check(read_raw(child, after) == host, "the state reads whole afterwards");
-  check(memcmp(after, read_before, kShort) == 0, "the set laid the buffer's bytes");
-  check(memcmp(after + kShort, before + kShort, host - kShort) == 0,
-        "the bytes past the buffer are as they were");
+  short_set(child, read_before, 0xa0, before, host, "a buffer read before");
 
   /* A buffer the shim never read: laid over the child's current state. */
-  memcpy(never_read, after, kShort);
-  for (int i = 160; i < 176; ++i) never_read[i] = (unsigned char)(0x50 + i);
-  check(through_shim(PTRACE_SETREGSET, child, never_read, kShort) == 0,
-        "a short set of a buffer never read succeeds");
-  check(read_raw(child, after) == host, "the state reads whole again");
-  check(memcmp(after, never_read, kShort) == 0, "that set laid its bytes");
-  check(memcmp(after + kShort, before + kShort, host - kShort) == 0,
-        "and left the bytes past it as they were");
+  read_raw(child, never_read);
+  short_set(child, never_read, 0x50, before, host, "a buffer never read");
 
   /* A whole buffer passes through unchanged. */
   check(through_shim(PTRACE_SETREGSET, child, before, host) == 0, "a whole set succeeds");
