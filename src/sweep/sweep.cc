@@ -391,8 +391,16 @@ bool names(std::string_view message, std::string_view name) {
 // The keys a point's message may name, with their lines, axes first.
 using KeyLines = std::vector<std::pair<std::string, uint32_t>>;
 
-Outcome check_point(const Draft& d, const SweepPoint& p, const KeyLines& lines,
-                    std::map<std::string, Config>& presets) {
+// What a point runs, resolved: two points that resolve alike run the same
+// thing, however their values were written ("4k" and "4096").
+struct Resolved {
+  std::string config;  // config_to_json
+  JobSpec job;         // a bench point's job (a default one for experiments)
+  bool operator==(const Resolved&) const = default;
+};
+
+Result<Resolved> check_point(const Draft& d, const SweepPoint& p, const KeyLines& lines,
+                             std::map<std::string, Config>& presets) {
   auto fail = [&](std::string_view message) {
     // The line of the first axis, `set` entry or [job] option the message
     // names, if any.
@@ -411,7 +419,7 @@ Outcome check_point(const Draft& d, const SweepPoint& p, const KeyLines& lines,
       auto applied = apply_override(probe, assignment);
       if (!applied) return fail(applied.error());
     }
-    return Outcome();
+    return Resolved{config_to_json(probe), JobSpec{}};
   }
   auto config = bench_config(p, presets);
   if (!config) return fail(config.error());
@@ -421,7 +429,7 @@ Outcome check_point(const Draft& d, const SweepPoint& p, const KeyLines& lines,
   if (!info) return fail(info.error());
   auto checked = check_jobs({*job}, *info);
   if (!checked) return fail(checked.error());
-  return Outcome();
+  return Resolved{config_to_json(*config), *job};
 }
 
 // The axes: the list's, then the grid's; a key in both is an error.
@@ -497,6 +505,8 @@ Result<SweepSpec> expand(Draft& d) {
   }
   std::map<std::string, Config> presets;
   std::map<std::string, size_t> seen;  // key -> the first point with it
+  // Member, seed and configuration -> the points with them and their jobs.
+  std::map<std::string, std::vector<std::pair<size_t, JobSpec>>> resolved_seen;
 
   // How many points, before making any.
   std::vector<std::string> members = d.members;
@@ -584,6 +594,27 @@ Result<SweepSpec> expand(Draft& d) {
             return at(d, 0,
                       fmt::format("points {} and {} are the same ({}): a point is run once",
                                   first->second, p.index, p.label));
+          }
+          {
+            // Grouped by what tells jobs apart cheaply; JobSpec's == decides
+            // within a group (a field missing here only makes groups larger).
+            const JobSpec& j = checked->job;
+            std::string group = fmt::format(
+                "{}\n{}\n{}\n{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.member,
+                p.seed ? std::to_string(*p.seed) : "-", checked->config, static_cast<int>(j.kind),
+                j.block_size_bytes, j.iodepth, j.numjobs, j.size_bytes, j.size_percent,
+                j.offset_bytes, j.offset_percent, j.runtime_ns, j.rate_bytes_per_s,
+                j.rwmixread_percent, j.fsync, j.log_interval_ns, j.stream, j.rate_iops);
+            auto& alike = resolved_seen[group];
+            for (const auto& [index, job] : alike) {
+              if (job == checked->job) {
+                return at(d, 0,
+                          fmt::format("points {} and {} are the same configuration ({} and {}): "
+                                      "a point is run once",
+                                      index, p.index, spec.points[index].label, p.label));
+              }
+            }
+            alike.emplace_back(p.index, checked->job);
           }
           spec.points.push_back(std::move(p));
         }

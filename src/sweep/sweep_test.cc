@@ -486,6 +486,19 @@ TEST(SweepSpec, RefusesAKeyGivenTwiceAndThePointTwice) {
   EXPECT_TRUE(refused_at(std::string(kJob) + "[[points]]\n\"zns.max_open\" = 2\n"
                                              "[[points]]\n\"zns.max_open\" = 2\n",
                          0, "points 0 and 1 are the same (zns.max_open=2)"));
+  // Values written differently that come to the same: one point, refused
+  // (a job's size, a configuration's size, an experiment member's override).
+  EXPECT_TRUE(refused_at(std::string(kJob) + "[grid]\n\"job.bs\" = [\"4k\", \"8k\", \"4096\"]\n", 0,
+                         "points 0 and 2 are the same configuration (job.bs=4k and job.bs=4096)"));
+  EXPECT_TRUE(refused_at(std::string(kJob) + "[grid]\n\"zns.zasl\" = [\"512KiB\", \"524288\"]\n", 0,
+                         "points 0 and 1 are the same configuration"));
+  EXPECT_TRUE(
+      refused_at("experiment = \"block-tax\"\nmembers = [\"overwrite_throughput\"]\n"
+                 "[grid]\n\"zns.zasl\" = [\"1MiB\", \"1024KiB\"]\n",
+                 0, "points 0 and 1 are the same configuration"));
+  // Different values stay different points.
+  SweepSpec spec = parsed(std::string(kJob) + "[grid]\n\"job.bs\" = [\"4k\", \"8k\"]\n");
+  EXPECT_EQ(spec.points.size(), 2u);
 }
 
 TEST(SweepSpec, AMessageNamesTheLineOfTheKeyItNamesNotOfOneInsideIt) {

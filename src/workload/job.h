@@ -118,6 +118,9 @@ struct JobSpec {
   // configuration's host.softfinish.chunk and .pause).
   uint64_t softfinish_chunk_bytes = 16 << 10;
   uint64_t softfinish_pause_ns = 0;
+
+  // Field by field: two jobs that do the same, however they were written.
+  bool operator==(const JobSpec&) const = default;
 };
 
 // One job option, as `bench --help` and docs/cli-compat.md show it.
