@@ -125,16 +125,24 @@ std::string command_names(const CLI::App& app) {
   return names;
 }
 
-// An option given an empty value ("--preset ''", "--out="), which would
-// otherwise read as an option not given; the options whose empty value
-// means something (no extra mkfs or mount options) may have one.
+// An option given an empty value ("--preset ''", "--out="), or an image,
+// trace or spec given as an empty path, which would otherwise read as one
+// not given (bench and replay without an image run on a fresh device); the
+// options whose empty value means something (no extra mkfs or mount
+// options) may have one. Other positional values (a file system's paths, a
+// guest's command) are the commands' own to judge.
 std::optional<std::string> empty_option_value(const CLI::App& app) {
   static const std::set<std::string> kMayBeEmpty = {"--mkfs-options", "--mount-options"};
+  static const std::set<std::string> kPaths = {"IMAGE", "TRACE", "SPEC"};
   for (const CLI::Option* option : app.get_options()) {
-    if (option->get_expected_min() == 0 || !option->nonpositional() || option->count() == 0) {
+    if (option->get_expected_min() == 0 || option->count() == 0) continue;
+    std::string name = option->get_name();
+    if (!option->nonpositional()) {
+      bool empty = false;
+      for (const std::string& value : option->results()) empty = empty || value.empty();
+      if (kPaths.contains(name) && empty) return fmt::format("{}: an empty path", name);
       continue;
     }
-    std::string name = option->get_name();
     if (kMayBeEmpty.contains(name)) continue;
     for (const std::string& value : option->results()) {
       if (value.empty()) {
