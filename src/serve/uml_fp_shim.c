@@ -4,12 +4,12 @@
  * UML runs each guest process as a host process that it traces, and saves
  * and restores a guest thread's floating-point and vector registers with
  * ptrace(PTRACE_GETREGSET / PTRACE_SETREGSET, NT_X86_XSTATE) into a buffer
- * of a size fixed when the kernel was built: 832 bytes in Debian's 6.1
- * (x87, SSE and AVX). The host kernel reads a set only whole -- a buffer of
- * its own XSAVE size, 2,696 bytes with AVX-512 and 11,008 with AMX -- and
- * refuses a shorter one with EFAULT. UML then kills the guest thread with
- * SIGSEGV on its first return to user space: on such a host the guest's
- * init dies and its kernel panics.
+ * of a fixed size: 2,696 bytes in Debian's 6.1.176 (x87, SSE, AVX, AVX-512
+ * and PKRU). The host kernel sets the state only whole -- a buffer of its
+ * own XSAVE size, 11,008 bytes on a CPU with AMX -- and refuses a shorter
+ * one with EFAULT. UML then kills the guest thread with SIGSEGV on its
+ * first return to user space: on such a host the guest's init dies and its
+ * kernel panics.
  *
  * The shim gives the host what it asks for. A GETREGSET of a short buffer
  * reads the whole state, returns its first part as before and keeps the
@@ -17,8 +17,8 @@
  * one guest thread); a SETREGSET of a short buffer lays the buffer's bytes
  * over the whole state kept for that address -- or, for a buffer never
  * read, over the target's current state -- and sets the whole. A guest
- * thread so gets back every register it had, AVX-512's included, with
- * whatever UML changed in its part. Every other call, and any buffer of
+ * thread so gets back every register it had, with whatever UML changed in
+ * its part. Every other call, and any buffer of
  * the host's size or more, goes to the real ptrace unchanged; on a host
  * whose XSAVE size is UML's the shim does nothing but pass calls on.
  *

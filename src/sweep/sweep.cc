@@ -396,7 +396,6 @@ using KeyLines = std::vector<std::pair<std::string, uint32_t>>;
 struct Resolved {
   std::string config;  // config_to_json
   JobSpec job;         // a bench point's job (a default one for experiments)
-  bool operator==(const Resolved&) const = default;
 };
 
 Result<Resolved> check_point(const Draft& d, const SweepPoint& p, const KeyLines& lines,

@@ -100,7 +100,6 @@ std::string uri_escape(std::string_view path) {
 }
 
 Result<std::string> image_uri(const KvCommandOptions& c, double time_scale) {
-  if (c.image.empty()) return Error{"kv: IMAGE '' is an empty path"};
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(c.image, ec);
   if (ec) return Error{fmt::format("kv: {}: {}", one_line(c.image), ec.message())};
@@ -260,10 +259,7 @@ Result<kv::KvOptions> kv_options(const KvCommandOptions& c) {
   o.disable_wal = c.disable_wal;
   o.db_dir = c.db;
   o.fresh = c.fresh;
-  if (c.ack_log) {
-    if (c.ack_log->empty()) return Error{"--ack-log '': an empty path"};
-    o.ack_log_path = *c.ack_log;
-  }
+  if (c.ack_log) o.ack_log_path = *c.ack_log;
   if (c.verify_keys && *c.verify_keys == "ycsb") o.verify_keys = kv::WorkloadFamily::kYcsb;
   if (auto bad = kv::check_kv_options(o)) return Error{*bad};
   return o;

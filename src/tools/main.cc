@@ -135,19 +135,15 @@ std::optional<std::string> empty_option_value(const CLI::App& app) {
   static const std::set<std::string> kMayBeEmpty = {"--mkfs-options", "--mount-options"};
   static const std::set<std::string> kPaths = {"IMAGE", "TRACE", "SPEC"};
   for (const CLI::Option* option : app.get_options()) {
-    if (option->get_expected_min() == 0 || option->count() == 0) continue;
-    std::string name = option->get_name();
-    if (!option->nonpositional()) {
-      bool empty = false;
-      for (const std::string& value : option->results()) empty = empty || value.empty();
-      if (kPaths.contains(name) && empty) return fmt::format("{}: an empty path", name);
+    if (option->get_expected_min() == 0 ||
+        std::ranges::none_of(option->results(), [](const std::string& v) { return v.empty(); })) {
       continue;
     }
-    if (kMayBeEmpty.contains(name)) continue;
-    for (const std::string& value : option->results()) {
-      if (value.empty()) {
-        return fmt::format("{}: an empty value (leave the option out for its default)", name);
-      }
+    std::string name = option->get_name();
+    if (!option->nonpositional()) {
+      if (kPaths.contains(name)) return fmt::format("{}: an empty path", name);
+    } else if (!kMayBeEmpty.contains(name)) {
+      return fmt::format("{}: an empty value (leave the option out for its default)", name);
     }
   }
   for (const CLI::App* sub : app.get_subcommands()) {
