@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -84,6 +85,12 @@ class Parser {
       return Error{
           "no queued request (action Q) in the trace: is it blkparse's text output "
           "(blkparse -i TRACE)?"};
+    }
+    if (trace_.format != TraceFormat::kBlkparse &&
+        std::none_of(trace_.ops.begin(), trace_.ops.end(),
+                     [](const TraceOp& op) { return op.kind != TraceOpKind::kWait; })) {
+      return Error{
+          "no I/O in the iolog: it has no read, write, trim or sync action after its header"};
     }
     // Times from the first operation.
     if (trace_.timed && !trace_.ops.empty()) {

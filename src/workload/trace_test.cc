@@ -82,6 +82,9 @@ TEST(Trace, BadInputIsRefusedWithItsLine) {
       {"  8,0 1 1 zero 1 Q W 5 + 8 [p]\n", "'zero' is not a time"},
       {"  8,0 1 1 0.0 1 Q W 99999999999999999999 + 8 [p]\n", "is not SECTOR + COUNT"},
       {"hello\nworld\n", "no queued request"},
+      {"fio version 2 iolog\n", "no I/O in the iolog"},
+      {"fio version 3 iolog\n0 f add\n0 f open\n0 f close\n", "no I/O in the iolog"},
+      {"fio version 2 iolog\nf add\nf wait 0 5\n", "no I/O in the iolog"},
   };
   for (const Case& c : cases) {
     auto t = parse_trace_text(c.text);
