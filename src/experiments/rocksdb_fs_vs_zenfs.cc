@@ -292,6 +292,19 @@ std::string last_lines(const std::string& text, size_t n) {
   return out;
 }
 
+// What db_bench said last about an error ("put error: IO error: No space
+// left on device ..."), or its last lines: its progress lines end in a
+// carriage return, so that an error ends a line of them.
+std::string db_bench_said(const std::string& text, size_t lines) {
+  size_t at = text.rfind("error:");
+  if (at == std::string::npos) return last_lines(text, lines);
+  size_t start = text.find_last_of("\r\n", at);
+  start = start == std::string::npos ? 0 : start + 1;
+  size_t end = text.find_first_of("\r\n", at);
+  return text.substr(
+      start, std::min<size_t>(end == std::string::npos ? text.size() - start : end - start, 400));
+}
+
 // What db_bench printed for its one benchmark.
 struct Bench {
   double ops_per_s = 0;
@@ -525,7 +538,7 @@ Result<Phase> run_phase(const Scale& scale, Drive& d, const PhaseSpec& p,
     bench_text = read_text(out) + read_text(err);
     if (ran->status != 0) {
       return Error{fmt::format("{}: {}: db_bench exit {}: {}", d.setup.name, p.label, ran->status,
-                               last_lines(bench_text, 3))};
+                               db_bench_said(bench_text, 3))};
     }
     Json s = Json::parse(read_text(stats), nullptr, false);
     if (s.is_discarded()) return Error{fmt::format("{}: no statistics in {}", d.setup.name, stats)};
@@ -568,7 +581,7 @@ Result<Phase> run_phase(const Scale& scale, Drive& d, const PhaseSpec& p,
       std::string why = !j.is_discarded() && j.contains("error") ? j["error"].get<std::string>()
                                                                  : last_lines(read_text(err), 2);
       return Error{fmt::format("{}: {}: zonelab vm exit {}: {}; db_bench: {}", d.setup.name,
-                               p.label, ran->status, why, last_lines(bench_text, 2))};
+                               p.label, ran->status, why, db_bench_said(bench_text, 2))};
     }
     d.made_fs = true;
     take_device(phase, j);
