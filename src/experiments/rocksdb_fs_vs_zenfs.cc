@@ -637,23 +637,22 @@ Outcome run_write_and_read(const Scale& scale, const RunOptions& options, Runs& 
       auto drive = make_drive(scale, setup, false, options);
       if (!drive) return Error{drive.error()};
       Drive d = std::move(drive).value();
-      auto fail = [&](const std::string& e) { return Outcome{failed_on(d, e)}; };
       std::string r = fmt::format(" (run {}/{})", rep + 1, setup.repetitions);
       auto fill = run_phase(scale, d, {"fillrandom", true, 0, 1, 0, "fillrandom" + r}, options);
-      if (!fill) return fail(fill.error());
+      if (!fill) return failed_on(d, fill.error());
       auto over = run_phase(scale, d, {"overwrite", false, 0, 1, 0, "overwrite" + r}, options);
-      if (!over) return fail(over.error());
+      if (!over) return failed_on(d, over.error());
       runs.fill[setup.name].push_back(*fill);
       runs.overwrite[setup.name].push_back(*over);
       if (reads_for(setup)) {
         auto rr = run_phase(
             scale, d, {"readrandom", false, scale.read_seconds, 4, 0, "readrandom" + r}, options);
-        if (!rr) return fail(rr.error());
+        if (!rr) return failed_on(d, rr.error());
         auto lim = run_phase(scale, d,
                              {"readwhilewriting", false, scale.read_seconds, 4, kRateLimitBytesPerS,
                               "readwhilewriting, writes limited" + r},
                              options);
-        if (!lim) return fail(lim.error());
+        if (!lim) return failed_on(d, lim.error());
         runs.randomread[setup.name].push_back(*rr);
         runs.limited[setup.name].push_back(*lim);
       }

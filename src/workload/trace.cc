@@ -87,8 +87,8 @@ class Parser {
           "(blkparse -i TRACE)?"};
     }
     if (trace_.format != TraceFormat::kBlkparse &&
-        std::none_of(trace_.ops.begin(), trace_.ops.end(),
-                     [](const TraceOp& op) { return op.kind != TraceOpKind::kWait; })) {
+        std::all_of(trace_.ops.begin(), trace_.ops.end(),
+                    [](const TraceOp& op) { return op.kind == TraceOpKind::kWait; })) {
       return Error{
           "no I/O in the iolog: it has no read, write, trim or sync action after its header"};
     }
