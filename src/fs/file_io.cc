@@ -258,6 +258,8 @@ void WritableFile::set_hints(Lifetime lifetime, IoClass io_class) {
 
 FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
   if (closed_) return FsStatus(Code::kInvalid, "append to a closed file");
+  // A write behind that failed (read only when none is in flight).
+  if (!behind_.joinable() && !behind_status_) return behind_status_;
   decide_stripe();
   const uint64_t total = bytes;
   while (bytes > 0) {
@@ -269,14 +271,7 @@ FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
     data += n;
     bytes -= n;
     if (buffered_ == buffer_.size()) {
-      {
-        std::lock_guard lock(fs_.mutex_);
-        publish_locked();  // readers read the full buffer while it goes out
-      }
-      if (FsStatus ok = write_out(buffered_ / fs_.block_bytes(), buffered_); !ok) return ok;
-      std::lock_guard lock(fs_.mutex_);
-      buffered_ = 0;
-      publish_locked();
+      if (FsStatus ok = write_full_buffer(); !ok) return ok;
     }
   }
   std::lock_guard lock(fs_.mutex_);
@@ -285,8 +280,66 @@ FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
   return {};
 }
 
+FsStatus WritableFile::write_full_buffer() {
+  const uint64_t blocks = buffered_ / fs_.block_bytes();
+  if (!fs_.options_.write_behind || !fs_.device_.concurrent()) {
+    {
+      std::lock_guard lock(fs_.mutex_);
+      publish_locked();  // readers read the full buffer while it goes out
+    }
+    if (FsStatus ok = write_out(buffer_.data(), blocks, buffered_, lifetime_, io_class_); !ok) {
+      return ok;
+    }
+    std::lock_guard lock(fs_.mutex_);
+    buffered_ = 0;
+    publish_locked();
+    return {};
+  }
+  // The previous buffer must be on the device before this one goes (one
+  // write in flight: the file's extents stay in order).
+  if (FsStatus ok = wait_behind(); !ok) return ok;
+  if (flight_.size() != buffer_.size()) flight_.resize(buffer_.size());
+  {
+    // Readers copy from the buffers under this lock.
+    std::lock_guard lock(fs_.mutex_);
+    std::swap(buffer_, flight_);
+    flight_bytes_ = buffered_;
+    buffered_ = 0;
+    publish_locked();
+    ++fs_.behind_counters_.writes;
+  }
+  const uint64_t valid = flight_bytes_;
+  const Lifetime lifetime = lifetime_;
+  const IoClass io_class = io_class_;
+  behind_done_.store(false, std::memory_order_relaxed);
+  behind_ = std::thread([this, blocks, valid, lifetime, io_class] {
+    behind_status_ = write_out(flight_.data(), blocks, valid, lifetime, io_class);
+    behind_done_.store(true, std::memory_order_release);
+  });
+  return {};
+}
+
+FsStatus WritableFile::wait_behind() {
+  if (behind_.joinable()) {
+    const bool done = behind_done_.load(std::memory_order_acquire);
+    const auto started = std::chrono::steady_clock::now();
+    behind_.join();
+    const auto waited = std::chrono::steady_clock::now() - started;
+    std::lock_guard lock(fs_.mutex_);
+    flight_bytes_ = 0;
+    publish_locked();
+    if (!done) {
+      ++fs_.behind_counters_.waits;
+      fs_.behind_counters_.wait_ns += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+    }
+  }
+  return behind_status_;
+}
+
 void WritableFile::publish_locked() {
-  fs_.buffered_[id_] = ZonedFs::BufferedTail{buffer_.data(), size_ - buffered_, buffered_};
+  fs_.buffered_[id_] = ZonedFs::BufferedTail{buffer_.data(), size_ - buffered_, buffered_,
+                                             flight_.data(), flight_bytes_};
 }
 
 void WritableFile::decide_stripe() {
@@ -301,10 +354,11 @@ void WritableFile::decide_stripe() {
   if (stripe_bytes > buffer_.size()) buffer_.resize(stripe_bytes);
 }
 
-FsStatus WritableFile::write_out(uint64_t blocks, uint64_t valid_bytes) {
+FsStatus WritableFile::write_out(const uint8_t* data, uint64_t blocks, uint64_t valid_bytes,
+                                 Lifetime lifetime, IoClass io_class) {
   decide_stripe();
-  auto placed = [this](const Extent& e) {
-    fs_.counters_.data_written_bytes[static_cast<size_t>(io_class_)] +=
+  auto placed = [this, io_class](const Extent& e) {
+    fs_.counters_.data_written_bytes[static_cast<size_t>(io_class)] +=
         e.blocks(fs_.block_bytes()) * fs_.block_bytes();
     Record r;
     r.type = RecordType::kExtentAdded;
@@ -313,19 +367,22 @@ FsStatus WritableFile::write_out(uint64_t blocks, uint64_t valid_bytes) {
     return fs_.apply_for_file(r, id_);
   };
   if (stripe_width_ > 1) {
-    return fs_.write_striped(id_, lifetime_, io_class_, stripe_, buffer_.data(), blocks,
-                             valid_bytes, WriteCause::kData, placed);
+    return fs_.write_striped(id_, lifetime, io_class, stripe_, data, blocks, valid_bytes,
+                             WriteCause::kData, placed);
   }
-  return fs_.write_blocks(id_, lifetime_, io_class_, zone_, buffer_.data(), blocks, valid_bytes,
+  return fs_.write_blocks(id_, lifetime, io_class, zone_, data, blocks, valid_bytes,
                           WriteCause::kData, placed);
 }
 
 FsStatus WritableFile::flush() {
   if (closed_) return {};
+  if (FsStatus ok = wait_behind(); !ok) return ok;
   const uint64_t bs = fs_.block_bytes();
   uint64_t blocks = buffered_ / bs;
   if (blocks == 0) return {};
-  if (FsStatus ok = write_out(blocks, blocks * bs); !ok) return ok;
+  if (FsStatus ok = write_out(buffer_.data(), blocks, blocks * bs, lifetime_, io_class_); !ok) {
+    return ok;
+  }
   // Moves published bytes: under the lock readers take.
   std::lock_guard lock(fs_.mutex_);
   uint64_t rest = buffered_ - blocks * bs;
@@ -337,6 +394,7 @@ FsStatus WritableFile::flush() {
 
 FsStatus WritableFile::sync() {
   if (closed_) return {};
+  if (FsStatus ok = wait_behind(); !ok) return ok;
   const uint64_t bs = fs_.block_bytes();
   if (buffered_ > 0) {
     // The last block is padded with zeros (the buffer still holds earlier
@@ -344,7 +402,10 @@ FsStatus WritableFile::sync() {
     // rest); later appends start a new block.
     const uint64_t padded = (buffered_ + bs - 1) / bs * bs;
     std::memset(buffer_.data() + buffered_, 0, padded - buffered_);
-    if (FsStatus ok = write_out(padded / bs, buffered_); !ok) return ok;
+    if (FsStatus ok = write_out(buffer_.data(), padded / bs, buffered_, lifetime_, io_class_);
+        !ok) {
+      return ok;
+    }
   }
   {
     std::lock_guard lock(fs_.mutex_);
@@ -463,10 +524,19 @@ FsResult<uint64_t> ReadableFile::read(uint64_t offset, uint64_t bytes, uint8_t* 
     // under the lock it changes them under.
     if (offset + bytes > node->size) {
       const ZonedFs::BufferedTail& tail = fs_.buffered_.at(id_);
-      uint64_t from = std::max(offset, node->size);
-      ZL_ASSERT(from >= tail.offset && offset + bytes <= tail.end());
-      std::memcpy(out + (from - offset), tail.data + (from - tail.offset), offset + bytes - from);
-      tail_bytes = offset + bytes - from;
+      const uint64_t from = std::max(offset, node->size);
+      const uint64_t to = offset + bytes;
+      ZL_ASSERT(from >= tail.start() && to <= tail.end());
+      for (uint64_t at = from; at < to;) {
+        // The buffer going out (a write behind), then the one filling.
+        const bool in_flight = at < tail.offset;
+        const uint64_t stop = in_flight ? std::min(to, tail.offset) : to;
+        const uint8_t* source =
+            in_flight ? tail.flight + (at - tail.start()) : tail.data + (at - tail.offset);
+        std::memcpy(out + (at - offset), source, stop - at);
+        at = stop;
+      }
+      tail_bytes = to - from;
       bytes = from - offset;
       if (bytes == 0) return tail_bytes;
     }

@@ -47,7 +47,7 @@ FsStatus ZonedFs::recover() {
   }
   zones_ = std::make_unique<ZoneManager>(superblock_.meta_zones, io_.zone_sets(), limits);
 
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const uint64_t bs = io_.block_bytes();
   size_t index = 0;
   for (const auto* list : {&rec.header.snapshot, &rec.records}) {
@@ -132,7 +132,14 @@ FsStatus ZonedFs::recover() {
   }
   if (roll) {
     ++counters_.journal_rolls;
-    if (FsStatus ok = journal_->roll(meta_.snapshot(), meta_.next_id()); !ok) return ok;
+    const std::vector<Record> snapshot = meta_.snapshot();
+    const FileId next_id = meta_.next_id();
+    // The journal's lock is taken before this one everywhere else (a
+    // commit takes its batch under both); nobody else uses the file system
+    // while it mounts.
+    lock.unlock();
+    if (FsStatus ok = journal_->roll(snapshot, next_id); !ok) return ok;
+    lock.lock();
     pending_.clear();
     durable_seq_ = applied_seq_;
   }

@@ -25,6 +25,7 @@
 //     never reused unreset.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fs/device_io.h"
@@ -111,6 +113,13 @@ struct MountOptions {
   uint64_t gc_period_ns = 100'000'000;
   // Bytes a writer buffers before it writes whole blocks out.
   uint64_t write_buffer_bytes = 1 << 20;
+  // In real time: a writer's full buffer goes to the device while its next
+  // buffer fills (one write in flight per file, as a kernel's writeback
+  // keeps a file's pages going out while the application writes on); the
+  // writer waits only when the next buffer fills first, and at sync, flush
+  // and close. Off, or in virtual time, every write is made before append
+  // returns.
+  bool write_behind = true;
   // Bytes a sequential reader reads ahead.
   uint64_t readahead_bytes = 256 << 10;
   // In real time, how long a writer waits for an open or active token that
@@ -500,10 +509,15 @@ class ZonedFs {
   // its buffer as they would from a file system's page cache: `data` holds
   // the file's bytes [offset, offset + bytes). A writer changes those bytes
   // only under mutex_, and publishes here what it buffered.
+  // With a write behind, the buffer going out holds the bytes just before
+  // (`flight`: [offset - flight_bytes, offset)).
   struct BufferedTail {
     const uint8_t* data = nullptr;
     uint64_t offset = 0;
     uint64_t bytes = 0;
+    const uint8_t* flight = nullptr;
+    uint64_t flight_bytes = 0;
+    uint64_t start() const { return offset - flight_bytes; }
     uint64_t end() const { return offset + bytes; }
   };
   std::map<FileId, BufferedTail> buffered_;
@@ -513,6 +527,14 @@ class ZonedFs {
   std::map<FileId, SetMask> writer_room_;  // with tenants: each open writer's sets
   std::set<std::string> locked_;
   FsCounters counters_;  // device_written_bytes: what earlier mounts wrote
+  // Since the mount, under mutex_ (not journaled): writes behind started,
+  // and the times a writer waited for one still in flight, and how long
+  // (wall ns).
+  struct BehindCounters {
+    uint64_t writes = 0;
+    uint64_t waits = 0;
+    uint64_t wait_ns = 0;
+  } behind_counters_;
   std::vector<std::string> notes_;
   std::vector<std::string> cuts_;  // cut_lost_data: what was cut at mount
   std::string failure_;            // set once a write to the device failed
@@ -550,9 +572,16 @@ class WritableFile {
  private:
   friend class ZonedFs;
   WritableFile(ZonedFs& fs, FileId id, uint64_t size, Lifetime lifetime, IoClass io_class);
-  // Writes the first `blocks` blocks of the buffer (`valid_bytes` of them
-  // the file's).
-  FsStatus write_out(uint64_t blocks, uint64_t valid_bytes);
+  // Writes the first `blocks` blocks of `data` (`valid_bytes` of them the
+  // file's) with the hints given.
+  FsStatus write_out(const uint8_t* data, uint64_t blocks, uint64_t valid_bytes, Lifetime lifetime,
+                     IoClass io_class);
+  // The full buffer goes out: at once, or behind (MountOptions::write_behind)
+  // while the other buffer fills.
+  FsStatus write_full_buffer();
+  // Waits for the write behind, if one is in flight; its status (a failed
+  // one stays the file's: every later write answers it).
+  FsStatus wait_behind();
   // At the first write: the stripe width the policy gives this file (its
   // hints are set by then), and a buffer of a whole stripe.
   void decide_stripe();
@@ -566,6 +595,13 @@ class WritableFile {
   IoClass io_class_;
   std::vector<uint8_t> buffer_;
   uint64_t buffered_ = 0;
+  // The write behind: the buffer going out, its bytes (0: none in flight),
+  // the thread writing it and how it ended.
+  std::vector<uint8_t> flight_;
+  uint64_t flight_bytes_ = 0;
+  std::thread behind_;
+  std::atomic<bool> behind_done_{true};
+  FsStatus behind_status_;
   std::optional<uint32_t> zone_;
   // Striped files: the width, decided at the first write (0: not yet; 1:
   // not striped), and the slots.

@@ -217,6 +217,7 @@ Result<std::unique_ptr<Session>> Session::make(const UriOptions& options) {
   }
   fs::MountOptions mo;
   mo.gc = options.gc;
+  mo.write_behind = options.write_behind;
   auto mounted = fs::ZonedFs::mount(**stack, mo);
   if (!mounted) {
     return Error{fmt::format("{}: {}", options.image, mounted.status().message())};

@@ -107,6 +107,10 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
     auto gc = parse_switch(key, value, "on", "off");
     if (!gc) return Error{gc.error()};
     o.gc = *gc;
+  } else if (key == "write_behind") {
+    auto behind = parse_switch(key, value, "on", "off");
+    if (!behind) return Error{behind.error()};
+    o.write_behind = *behind;
   } else if (key == "stats") {
     if (value.empty()) return Error{"zonelab:// URI: stats= needs a path (or none)"};
     o.stats_path = value == "none" ? "" : std::string(value);
@@ -142,7 +146,7 @@ Outcome apply(UriOptions& o, std::string_view key, std::string_view value) {
   } else {
     return Error{fmt::format(
         "zonelab:// URI: unknown option '{}' (known: timing, time_scale, scheduler, pacing, gc, "
-        "stats, create, finish_threshold, tenant, power_cut_after)",
+        "write_behind, stats, create, finish_threshold, tenant, power_cut_after)",
         one_line(key))};
   }
   return {};

@@ -23,6 +23,9 @@
 //                           it serves
 //   gc=on|off               garbage collection (off: a full device answers
 //                           NoSpace)
+//   write_behind=on|off     in each file, a full buffer goes to the device
+//                           while the next fills (on, the default), or
+//                           every write waits for the device (off)
 //   stats=PATH|none         where statistics go at close and on SIGUSR1
 //                           (default: IMAGE.stats.json)
 //   create=PRESET           make the image with this preset, and the file
@@ -61,6 +64,7 @@ struct UriOptions {
   std::string scheduler = "mq-deadline";
   std::optional<bool> spin;  // pacing: spin, sleep, or nothing (auto)
   bool gc = true;
+  bool write_behind = true;
   std::string stats_path;  // empty: none
   std::optional<std::string> create_preset;
   uint32_t finish_threshold_pct = 0;

@@ -18,6 +18,7 @@ TEST(ZonelabUri, APathAloneTakesTheDefaults) {
   EXPECT_EQ(o->scheduler, "mq-deadline");
   EXPECT_FALSE(o->spin);  // auto
   EXPECT_TRUE(o->gc);
+  EXPECT_TRUE(o->write_behind);
   EXPECT_EQ(o->stats_path, "/tmp/x/dev.img.stats.json");
   EXPECT_FALSE(o->create_preset);
   EXPECT_FALSE(o->power_cut_after);
@@ -26,7 +27,8 @@ TEST(ZonelabUri, APathAloneTakesTheDefaults) {
 TEST(ZonelabUri, EveryOptionIsRead) {
   auto o = parse_uri(
       "zonelab:///a//b/./c/../dev%20one.img?timing=off&time_scale=2.5&scheduler=zinc&pacing=sleep"
-      "&gc=off&stats=/tmp/s.json&create=small&finish_threshold=10&power_cut_after=77");
+      "&gc=off&write_behind=off&stats=/tmp/"
+      "s.json&create=small&finish_threshold=10&power_cut_after=77");
   ASSERT_TRUE(o.ok()) << o.error();
   EXPECT_EQ(o->image, "/a/b/dev one.img");
   EXPECT_EQ(o->timing, Timing::kOff);
@@ -34,6 +36,7 @@ TEST(ZonelabUri, EveryOptionIsRead) {
   EXPECT_EQ(o->scheduler, "zinc");
   EXPECT_EQ(o->spin, false);
   EXPECT_FALSE(o->gc);
+  EXPECT_FALSE(o->write_behind);
   EXPECT_EQ(o->stats_path, "/tmp/s.json");
   EXPECT_EQ(o->create_preset, "small");
   EXPECT_EQ(o->finish_threshold_pct, 10u);
@@ -96,6 +99,7 @@ TEST(ZonelabUri, BadUrisAreRefusedWithWhatIsWrong) {
            Case{"zonelab:///d.img?scheduler=cfq", "scheduler=cfq"},
            Case{"zonelab:///d.img?pacing=busy", "spin or sleep"},
            Case{"zonelab:///d.img?gc=maybe", "on or off"},
+           Case{"zonelab:///d.img?write_behind=yes", "on or off"},
            Case{"zonelab:///d.img?finish_threshold=101", "0 to 100"},
            Case{"zonelab:///d.img?finish_threshold=-1", "0 to 100"},
            Case{"zonelab:///d.img?power_cut_after=x", "count of commands"},

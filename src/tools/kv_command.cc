@@ -103,10 +103,11 @@ Result<std::string> image_uri(const KvCommandOptions& c, double time_scale) {
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(c.image, ec);
   if (ec) return Error{fmt::format("kv: {}: {}", one_line(c.image), ec.message())};
-  std::string uri =
-      fmt::format("zonelab://{}?timing={}&time_scale={}&scheduler={}&pacing={}&gc={}&stats=none",
-                  uri_escape(absolute.lexically_normal().string()), c.timing, time_scale,
-                  c.scheduler, c.pacing, c.gc);
+  std::string uri = fmt::format(
+      "zonelab://{}?timing={}&time_scale={}&scheduler={}&pacing={}&gc={}&write_behind={}&"
+      "stats=none",
+      uri_escape(absolute.lexically_normal().string()), c.timing, time_scale, c.scheduler, c.pacing,
+      c.gc, c.write_behind);
   if (c.create) uri += "&create=" + uri_escape(*c.create);
   if (c.power_cut_after) {
     const std::string& n = *c.power_cut_after;
@@ -125,6 +126,7 @@ std::optional<std::string> check_switches(const KvCommandOptions& c) {
   }
   if (auto bad = choice_flag("--pacing", c.pacing, {"auto", "spin", "sleep"})) return bad;
   if (auto bad = choice_flag("--gc", c.gc, {"on", "off"})) return bad;
+  if (auto bad = choice_flag("--write-behind", c.write_behind, {"on", "off"})) return bad;
   if (c.verify_keys) {
     if (auto bad = choice_flag("--verify-keys", *c.verify_keys, {"db_bench", "ycsb"})) return bad;
   }
@@ -510,6 +512,10 @@ void add_kv_command(CLI::App& app, KvCommandOptions& o) {
                  "device thread: auto (default: spin with 4 or more processors), spin or sleep")
       ->type_name("MODE");
   kv->add_option("--gc", o.gc, "file-system garbage collection: on (default) or off")
+      ->type_name("on|off");
+  kv->add_option("--write-behind", o.write_behind,
+                 "each file's full buffer goes to the device while the next fills: on "
+                 "(default) or off (every write waits)")
       ->type_name("on|off");
   kv->add_flag("--sync", o.sync, "sync the WAL on every write");
   kv->add_flag("--disable-wal", o.disable_wal,

@@ -34,6 +34,7 @@ struct KvCommandOptions {
   std::string scheduler = "mq-deadline";
   std::string pacing = "auto";
   std::string gc = "on";
+  std::string write_behind = "on";
   std::optional<std::string> target_file_size;
   std::optional<std::string> max_bytes_for_level_base;
   std::optional<std::string> write_buffer_size;
