@@ -308,7 +308,8 @@ std::string db_bench_said(const std::string& text, size_t lines) {
 // What db_bench printed for its one benchmark.
 struct Bench {
   double ops_per_s = 0;
-  double seconds = 0;  // the benchmark's own run, wall
+  double seconds = 0;     // the benchmark's own run, wall
+  double operations = 0;  // as db_bench counted them (0: it did not say)
   double p50_us = 0, p99_us = 0, p999_us = 0, p9999_us = 0;
 };
 
@@ -316,16 +317,20 @@ Result<Bench> parse_db_bench(const std::string& text, const std::string& benchma
   Bench b;
   std::smatch m;
   std::regex summary("(^|\\n)" + benchmark +
-                     "\\s*:\\s*[0-9.]+ micros/op ([0-9]+) ops/sec ([0-9.]+) seconds");
+                     "\\s*:\\s*[0-9.]+ micros/op ([0-9]+) ops/sec ([0-9.]+) seconds"
+                     "(\\s+([0-9]+) operations)?");
   if (!std::regex_search(text, m, summary)) {
     return Error{fmt::format("db_bench printed no {} result: {}", benchmark, last_lines(text, 3))};
   }
   b.ops_per_s = std::stod(m[2]);
   b.seconds = std::stod(m[3]);
+  if (m[5].matched) b.operations = std::stod(m[5]);
+  // The benchmark's histogram follows its summary line.
+  const std::string after = m.suffix().str();
   std::regex pct(
       "Percentiles: P50: ([0-9.]+) P75: [0-9.]+ P99: ([0-9.]+) P99\\.9: ([0-9.]+) P99\\.99: "
       "([0-9.]+)");
-  if (std::regex_search(text, m, pct)) {
+  if (std::regex_search(after, m, pct)) {
     b.p50_us = std::stod(m[1]);
     b.p99_us = std::stod(m[2]);
     b.p999_us = std::stod(m[3]);
@@ -390,6 +395,11 @@ struct PhaseSpec {
   uint32_t threads = 1;
   uint64_t write_rate = 0;
   std::string label;  // for progress and errors
+  // db_bench first waits until RocksDB has no compaction left to do
+  // (its waitforcompaction), so that a read phase does not read beside the
+  // compactions the writes before it left (and, on the block side, the
+  // drive's collection they cause).
+  bool settle = false;
 };
 
 // RocksDB's target SST size, as seed 000 set it for each side: 128 MiB on
@@ -400,11 +410,14 @@ struct PhaseSpec {
 // 16 MiB zones take 14 MiB files (90 % of a zone, ZenFS's usual advice).
 constexpr uint64_t kBlockSstBytes = 1 << 20;
 constexpr uint64_t kZnsSstBytes = 14 << 20;
+constexpr uint64_t kCompactionReadaheadBytes = 2 << 20;
+constexpr uint64_t kSoftPendingCompactionBytes = 64 << 20;
+constexpr uint64_t kHardPendingCompactionBytes = 128 << 20;
 
 std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p, uint64_t sst_bytes,
                                         uint64_t level_base_bytes) {
   std::vector<std::string> f = {
-      "--benchmarks=" + p.benchmark,
+      "--benchmarks=" + std::string(p.settle ? "waitforcompaction," : "") + p.benchmark,
       fmt::format("--num={}", scale.keys),
       "--key_size=20",
       "--value_size=800",
@@ -419,6 +432,17 @@ std::vector<std::string> db_bench_flags(const Scale& scale, const PhaseSpec& p, 
       "--seed=7",
       fmt::format("--threads={}", p.threads),
       fmt::format("--use_existing_db={}", p.fresh ? 0 : 1),
+      // Compaction reads 2 MiB at a time on both sides: what RocksDB sets
+      // itself under direct reads (the block side's), which the ZNS side,
+      // reading without them, would otherwise read block by block.
+      fmt::format("--compaction_readahead_size={}", kCompactionReadaheadBytes),
+      // Writes slow down, then stop, when compaction falls behind by this
+      // much (RocksDB's soft and hard pending-compaction limits; 64 and
+      // 256 GiB by default): the tree stays within the block side's
+      // 400 MiB whatever the host's speed against the device's (at time
+      // scale 6 XFS's overwrite ran out of space without them).
+      fmt::format("--soft_pending_compaction_bytes_limit={}", kSoftPendingCompactionBytes),
+      fmt::format("--hard_pending_compaction_bytes_limit={}", kHardPendingCompactionBytes),
   };
   if (level_base_bytes != 0) {
     f.push_back(fmt::format("--max_bytes_for_level_base={}", level_base_bytes));
@@ -603,8 +627,9 @@ Result<Phase> run_phase(const Scale& scale, Drive& d, const PhaseSpec& p,
     *us /= kTimeScale;
   }
   phase.wall_s = ran->wall_s;
-  // Operations done: a timed phase's from db_bench's wall-clock rate and run.
-  double ops = bench->ops_per_s * bench->seconds;
+  // Operations done: as db_bench counted them; a timed phase's from its
+  // wall-clock rate and run where it did not say.
+  double ops = bench->operations > 0 ? bench->operations : bench->ops_per_s * bench->seconds;
   if (p.seconds == 0) ops = static_cast<double>(scale.keys);
   phase.ops = ops;
   const double bench_device_s = bench->seconds / kTimeScale;
@@ -645,8 +670,9 @@ Outcome run_write_and_read(const Scale& scale, const RunOptions& options, Runs& 
       runs.fill[setup.name].push_back(*fill);
       runs.overwrite[setup.name].push_back(*over);
       if (reads_for(setup)) {
-        auto rr = run_phase(
-            scale, d, {"readrandom", false, scale.read_seconds, 4, 0, "readrandom" + r}, options);
+        auto rr = run_phase(scale, d,
+                            {"readrandom", false, scale.read_seconds, 4, 0, "readrandom" + r, true},
+                            options);
         if (!rr) return failed_on(d, rr.error());
         auto lim = run_phase(scale, d,
                              {"readwhilewriting", false, scale.read_seconds, 4, kRateLimitBytesPerS,
@@ -692,7 +718,8 @@ Outcome run_aging(const Scale& scale, const RunOptions& options, Runs& runs) {
                          read ? 4u : 1u,
                          0,
                          fmt::format("{} ({}, run {}/{})", b, aged ? "aged" : "fresh", rep + 1,
-                                     setup.repetitions)};
+                                     setup.repetitions),
+                         read};
           auto p = run_phase(scale, d, spec, options);
           if (!p) return failed_on(d, p.error());
           phases.push_back(*p);
