@@ -24,28 +24,21 @@ struct Shared {
   std::map<std::string, std::vector<uint8_t>> files;  // closed files and their bytes
 };
 
-// The device's own timing, in real time: a write stays in flight while the
-// writer goes on.
-StackOptions realtime_modeled() {
+// A real-time stack; timing off: every command completes at once.
+StackOptions realtime(Timing timing) {
   StackOptions o;
   o.realtime = true;
-  o.realtime_options.timing = Timing::kModeled;
+  o.realtime_options.timing = timing;
   o.realtime_options.spin_ns = 0;
   o.scheduler = "mq-deadline";
   return o;
 }
+StackOptions realtime_off() { return realtime(Timing::kOff); }
+// The device's own timing: a write stays in flight while the writer goes on.
+StackOptions realtime_modeled() { return realtime(Timing::kModeled); }
 
 nlohmann::json write_behind_stats(const ZonedFs& fs) {
   return nlohmann::json::parse(fs.stats_json())["write_behind"];
-}
-
-StackOptions realtime_off() {
-  StackOptions o;
-  o.realtime = true;
-  o.realtime_options.timing = Timing::kOff;
-  o.realtime_options.spin_ns = 0;
-  o.scheduler = "mq-deadline";
-  return o;
 }
 
 // Counts a failed call and says which.
@@ -201,6 +194,71 @@ TEST(FsRealtime, ManyThreadsKeepEveryFileWhole) {
   EXPECT_TRUE(again.fs->fsck(false).clean());
 }
 
+// How appending a file while another thread copies it went.
+struct CopiedWhileWritten {
+  std::string failed;  // the writer's first failure
+  int errors = 0;      // copies that read other bytes than the writer's
+  int copies = 0;
+};
+
+// Appends `all` to the open `file` at `path` in chunks of up to `chunk`
+// bytes (a sync every 50 appends, a flush every 17), while another thread
+// copies the file from `from_share` of the size it is told on -- a
+// reader of a file still being written, as RocksDB copies a live
+// write-ahead log -- and checks each copy against `all`.
+CopiedWhileWritten append_while_copying(ZonedFs& fs, const std::string& path, WritableFile& file,
+                                        const std::vector<uint8_t>& all, uint32_t chunk,
+                                        double from_share) {
+  std::atomic<bool> done{false};
+  std::atomic<int> errors{0};
+  std::atomic<int> copies{0};
+  std::thread copier([&] {
+    std::vector<uint8_t> back;
+    while (!done) {
+      auto st = fs.stat(path);
+      if (!st) continue;
+      auto reader = fs.open_read(path);
+      if (!reader) {
+        ++errors;
+        return;
+      }
+      const auto from = static_cast<uint64_t>(static_cast<double>(st->size) * from_share);
+      back.assign(st->size - from, 0);
+      auto got = (*reader)->read(from, back.size(), back.data());
+      if (!got || *got != back.size() ||
+          !std::equal(back.begin(), back.end(), all.begin() + static_cast<ptrdiff_t>(from))) {
+        ++errors;
+      }
+      ++copies;
+    }
+  });
+  CopiedWhileWritten out;
+  uint64_t at = 0;
+  uint32_t step = 1;
+  bool waited = false;
+  while (at < all.size() && out.failed.empty()) {
+    // Halfway, the writer waits for a first copy: on a loaded machine the
+    // copier's thread may not have run yet, and a copy must meet a file
+    // still being written.
+    if (!waited && at >= all.size() / 2) {
+      while (copies.load() == 0 && errors.load() == 0) std::this_thread::yield();
+      waited = true;
+    }
+    uint64_t n = std::min<uint64_t>(all.size() - at, 1 + (step * 7919) % chunk);
+    FsStatus ok = file.append(all.data() + at, n);
+    at += n;
+    if (ok && step % 50 == 0) ok = file.sync();
+    if (ok && step % 17 == 0) ok = file.flush();
+    if (!ok) out.failed = ok.message();
+    ++step;
+  }
+  done = true;
+  copier.join();
+  out.errors = errors.load();
+  out.copies = copies.load();
+  return out;
+}
+
 // A reader copying a file while its writer appends (RocksDB copying the live
 // write-ahead log for a checkpoint): whatever size it is told, it reads that
 // many bytes, and they are the writer's.
@@ -211,51 +269,11 @@ TEST(FsRealtime, ATailReaderAlwaysReadsTheSizeItIsToldOfAFileBeingWritten) {
   auto file = m.fs->open_write("/wal", {Lifetime::kShort, IoClass::kWal, false});
   ASSERT_TRUE(file.ok());
   const std::vector<uint8_t> all = pattern_bytes(5, 2u << 20);
-  std::atomic<bool> done{false};
-  std::atomic<int> errors{0};
-  std::atomic<int> copies{0};
-  std::thread copier([&] {
-    std::vector<uint8_t> back;
-    while (!done) {
-      auto st = m.fs->stat("/wal");
-      if (!st) continue;
-      auto reader = m.fs->open_read("/wal");
-      if (!reader) {
-        ++errors;
-        return;
-      }
-      back.assign(st->size, 0);
-      auto got = (*reader)->read(0, back.size(), back.data());
-      if (!got || *got != st->size || !std::equal(back.begin(), back.end(), all.begin())) ++errors;
-      ++copies;
-    }
-  });
-  uint64_t at = 0;
-  uint32_t step = 1;
-  std::string failed;
-  bool waited = false;
-  while (at < all.size() && failed.empty()) {
-    // Halfway, the writer waits for a first copy: on a loaded machine the
-    // copier's thread may not have run yet, and a copy must meet a file
-    // still being written.
-    if (!waited && at >= all.size() / 2) {
-      while (copies.load() == 0 && errors.load() == 0) std::this_thread::yield();
-      waited = true;
-    }
-    uint64_t n = std::min<uint64_t>(all.size() - at, 1 + (step * 7919) % 20000);
-    FsStatus ok = (*file)->append(all.data() + at, n);
-    at += n;
-    if (ok && step % 50 == 0) ok = (*file)->sync();
-    if (ok && step % 17 == 0) ok = (*file)->flush();
-    if (!ok) failed = ok.message();
-    ++step;
-  }
-  done = true;
-  copier.join();
-  ASSERT_EQ(failed, "");
+  const CopiedWhileWritten copied = append_while_copying(*m.fs, "/wal", **file, all, 20000, 0);
+  ASSERT_EQ(copied.failed, "");
   ASSERT_TRUE((*file)->close().is_ok());
-  EXPECT_EQ(errors.load(), 0);
-  EXPECT_GT(copies.load(), 0);
+  EXPECT_EQ(copied.errors, 0);
+  EXPECT_GT(copied.copies, 0);
   EXPECT_TRUE(read_file(*m.fs, "/wal") == all);
 }
 
@@ -350,49 +368,14 @@ TEST(FsRealtime, WritesBehindGoOutWhileTheNextBufferFillsAndReadersSeeBothBuffer
       ASSERT_NE(m.fs, nullptr);
       auto file = m.fs->open_write("/sst", {Lifetime::kMedium, IoClass::kCompaction, false});
       ASSERT_TRUE(file.ok());
-      std::atomic<bool> done{false};
-      std::atomic<int> errors{0};
-      std::atomic<int> copies{0};
-      std::thread copier([&] {
-        std::vector<uint8_t> back;
-        while (!done) {
-          auto st = m.fs->stat("/sst");
-          if (!st) continue;
-          auto reader = m.fs->open_read("/sst");
-          if (!reader) {
-            ++errors;
-            return;
-          }
-          // From a point inside the file: across the two buffers as often
-          // as from the start.
-          const uint64_t from = st->size / 3;
-          back.assign(st->size - from, 0);
-          auto got = (*reader)->read(from, back.size(), back.data());
-          if (!got || *got != back.size() ||
-              !std::equal(back.begin(), back.end(), all.begin() + static_cast<ptrdiff_t>(from))) {
-            ++errors;
-          }
-          ++copies;
-        }
-      });
-      uint64_t at = 0;
-      uint32_t step = 1;
-      std::string failed;
-      while (at < all.size() && failed.empty()) {
-        const uint64_t n = std::min<uint64_t>(all.size() - at, 1 + (step * 7919) % 9000);
-        FsStatus ok = (*file)->append(all.data() + at, n);
-        at += n;
-        if (ok && step % 97 == 0) ok = (*file)->sync();
-        if (ok && step % 41 == 0) ok = (*file)->flush();
-        if (!ok) failed = ok.message();
-        ++step;
-      }
-      done = true;
-      copier.join();
-      ASSERT_EQ(failed, "");
+      // Copies from a third of the way in: across the two buffers as often
+      // as from the start.
+      const CopiedWhileWritten copied =
+          append_while_copying(*m.fs, "/sst", **file, all, 9000, 1.0 / 3);
+      ASSERT_EQ(copied.failed, "");
       ASSERT_TRUE((*file)->close().is_ok());
-      EXPECT_EQ(errors.load(), 0);
-      EXPECT_GT(copies.load(), 0);
+      EXPECT_EQ(copied.errors, 0);
+      EXPECT_GT(copied.copies, 0);
       EXPECT_TRUE(read_file(*m.fs, "/sst") == all);
       const nlohmann::json stats = write_behind_stats(*m.fs);
       EXPECT_EQ(stats["on"].get<bool>(), behind);
