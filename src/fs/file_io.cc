@@ -282,7 +282,7 @@ FsStatus WritableFile::append(const uint8_t* data, uint64_t bytes) {
 
 FsStatus WritableFile::write_full_buffer() {
   const uint64_t blocks = buffered_ / fs_.block_bytes();
-  if (!fs_.options_.write_behind || !fs_.device_.concurrent()) {
+  if (!fs_.writes_behind()) {
     {
       std::lock_guard lock(fs_.mutex_);
       publish_locked();  // readers read the full buffer while it goes out

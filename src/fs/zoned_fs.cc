@@ -1501,7 +1501,7 @@ std::string ZonedFs::stats_json() const {
   out["placement"] = {{"policy", std::string(policy_->name())},
                       {"striped_rounds", c.striped_rounds},
                       {"compaction_read_waits", c.compaction_read_waits}};
-  out["write_behind"] = {{"on", options_.write_behind && device_.concurrent()},
+  out["write_behind"] = {{"on", writes_behind()},
                          {"writes", behind_counters_.writes},
                          {"waits", behind_counters_.waits},
                          {"wait_s", static_cast<double>(behind_counters_.wait_ns) / 1e9}};

@@ -395,6 +395,9 @@ class ZonedFs {
   // After a change that freed space: the same, if the policy resets zones
   // as soon as they hold nothing (else its minor collection does).
   FsStatus reset_freed();
+  // Whether writers' full buffers go out behind them
+  // (MountOptions::write_behind; real time only).
+  bool writes_behind() const { return options_.write_behind && device_.concurrent(); }
   FsStatus fail(FsStatus status);   // the file system stops taking writes
   FsStatus check_writable() const;  // under mutex_
   uint64_t now_ns() const;

@@ -27,8 +27,8 @@ TEST(ZonelabUri, APathAloneTakesTheDefaults) {
 TEST(ZonelabUri, EveryOptionIsRead) {
   auto o = parse_uri(
       "zonelab:///a//b/./c/../dev%20one.img?timing=off&time_scale=2.5&scheduler=zinc&pacing=sleep"
-      "&gc=off&write_behind=off&stats=/tmp/"
-      "s.json&create=small&finish_threshold=10&power_cut_after=77");
+      "&gc=off&write_behind=off&stats=/tmp/s.json&create=small&finish_threshold=10"
+      "&power_cut_after=77");
   ASSERT_TRUE(o.ok()) << o.error();
   EXPECT_EQ(o->image, "/a/b/dev one.img");
   EXPECT_EQ(o->timing, Timing::kOff);
