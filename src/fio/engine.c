@@ -12,8 +12,12 @@
  * starts them (a job with create_serialize=0 is set up in its own process
  * already, and is refused unless `thread` is given). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "engine_abi.h"
 #include "fio.h"
@@ -95,6 +99,65 @@ static struct fio_option zl_options[] = {
         .name = NULL,
     },
 };
+
+/* fio's exit, and job threads still on their way out.
+ *
+ * A job thread of fio (3.33, thread=1) reads its thread_data once more after
+ * marking itself exited, and fio's exit unmaps the thread_data of every job
+ * (an atexit handler). A job thread descheduled across that moment takes fio
+ * down with SIGSEGV after fio has printed its results -- with fio's own
+ * engines too. Jobs on zonelab images always run as threads, so the engine
+ * closes the window for its own: each job thread is counted when its engine
+ * starts, uncounted by a thread-specific destructor (which runs after the
+ * thread's last read of its thread_data), and an exit handler, registered
+ * after fio's and so run before it, waits for the count to reach zero
+ * (bounded, so that a thread that never ends cannot hold fio's exit).
+ * libzonelab_fio.so is linked -z nodelete: the destructor and the handler
+ * stay mapped after fio lets go of the engine. */
+#define ZL_EXIT_WAIT_S 10
+
+static pthread_mutex_t zl_exit_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t zl_exit_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int zl_live_job_threads;
+static pthread_key_t zl_job_thread_key;
+static int zl_job_thread_key_made;
+static pthread_once_t zl_exit_once = PTHREAD_ONCE_INIT;
+
+static void zl_job_thread_gone(void* unused) {
+  (void)unused;
+  pthread_mutex_lock(&zl_exit_mutex);
+  zl_live_job_threads--;
+  pthread_cond_broadcast(&zl_exit_cond);
+  pthread_mutex_unlock(&zl_exit_mutex);
+}
+
+static void zl_wait_for_job_threads(void) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += ZL_EXIT_WAIT_S;
+  pthread_mutex_lock(&zl_exit_mutex);
+  while (zl_live_job_threads > 0) {
+    if (pthread_cond_timedwait(&zl_exit_cond, &zl_exit_mutex, &deadline) == ETIMEDOUT) break;
+  }
+  pthread_mutex_unlock(&zl_exit_mutex);
+}
+
+static void zl_exit_setup(void) {
+  if (pthread_key_create(&zl_job_thread_key, zl_job_thread_gone) != 0) return;
+  zl_job_thread_key_made = 1;
+  atexit(zl_wait_for_job_threads);
+}
+
+/* Called on the job's own thread. */
+static void zl_count_job_thread(void) {
+  pthread_once(&zl_exit_once, zl_exit_setup);
+  /* fio's main thread is the one that waits: it is not counted. */
+  if (!zl_job_thread_key_made || syscall(SYS_gettid) == getpid()) return;
+  if (pthread_getspecific(zl_job_thread_key) != NULL) return;
+  pthread_mutex_lock(&zl_exit_mutex);
+  if (pthread_setspecific(zl_job_thread_key, &zl_live_job_threads) == 0) zl_live_job_threads++;
+  pthread_mutex_unlock(&zl_exit_mutex);
+}
 
 /* A job: its hold on its image (taken in setup, given back in cleanup --
  * fio frees the job's files before it cleans the engine up), its queue and
@@ -245,6 +308,7 @@ static int zl_init(struct thread_data* td) {
                    "jobs on a zonelab image run as threads of one fio, sharing its model: add "
                    "thread=1");
   }
+  zl_count_job_thread();
   if (job == NULL || job->image == NULL) {
     return zl_fail(td, EINVAL, "no image to run on (filename=IMAGE)");
   }
