@@ -33,6 +33,10 @@ struct FlashConfig {
   uint64_t suspend_latency_ns = 0;
   uint64_t suspend_resume_ns = 0;
   uint64_t suspend_max = 1;
+  // A channel's idle gap before work booked for later takes work ready
+  // earlier that fits (src/flash/timeline.h, ChannelTimeline). Off (0) by
+  // default: ConfZNS's local clocks, no back-filling.
+  uint64_t channel_backfill = 0;
 };
 
 struct HostConfig {

@@ -98,6 +98,11 @@ std::vector<Key> make_keys() {
   num("flash.suspend.max", Kind::kCount, 1, 1024,
       "suspensions one program or erase allows; later reads wait for it",
       ZL_NUM(flash.suspend_max));
+  num("flash.channel_backfill", Kind::kBool, 0, 1,
+      "a channel's idle time before work booked for later (a write's transfers, booked for "
+      "when its data will have crossed the host link) takes work ready earlier that fits; off: "
+      "first come, first served with no back-filling (ConfZNS's local clocks)",
+      ZL_NUM(flash.channel_backfill));
 
   num("host.lba_size", Kind::kSize, 512, 1 << 16, "logical block size (a power of two)",
       ZL_NUM(host.lba_size_bytes));

@@ -345,6 +345,10 @@ read_latency = "50us"
 program_latency = "500us"
 erase_latency = "5ms"
 transfer_latency = "3413ns"
+# FEMU books a write's channel transfers from the command's arrival; here
+# they wait for the data to cross the host link first, and the channel's
+# idle time until then takes reads of other dies (docs/device-model.md).
+channel_backfill = true
 [host]
 lba_size = "4KiB"
 command_overhead = "2us"

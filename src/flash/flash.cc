@@ -23,7 +23,7 @@ Flash::Flash(const FlashConfig& config)
       resume_ns_(config.suspend_resume_ns),
       suspend_max_(static_cast<uint32_t>(std::max<uint64_t>(config.suspend_max, 1))),
       suspends_(suspend_program_ || suspend_erase_),
-      channel_(channels_),
+      channel_(channels_, ChannelTimeline(config.channel_backfill != 0)),
       plane_(static_cast<size_t>(channels_) * dies_per_channel_ * planes_per_die_),
       die_busy_(static_cast<size_t>(channels_) * dies_per_channel_),
       erase_counts_(plane_.size() * blocks_per_plane_, 0) {

@@ -117,7 +117,7 @@ class Flash {
   bool suspends_;  // either suspend on: work_ has a PlaneWork per plane
   std::vector<PlaneWork> work_;
   uint64_t suspensions_ = 0;
-  std::vector<Timeline> channel_;
+  std::vector<ChannelTimeline> channel_;
   std::vector<Timeline> plane_;
   std::vector<UnionBusy> die_busy_;
   std::vector<uint32_t> erase_counts_;

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "zonelab/config.h"
 
@@ -227,6 +229,70 @@ TEST(Timeline, ReservesFromTheLaterOfReadyAndFree) {
   EXPECT_EQ(t.reserve(500, 10), 510u);  // idle until ready
   EXPECT_EQ(t.busy_ns(), 30u);
   EXPECT_EQ(t.free_at_ns(), 510u);
+}
+
+TEST_F(FlashTest, WithBackfillAReadTakesTheChannelBeforeTransfersBookedForLater) {
+  FlashConfig c = config_;
+  c.channel_backfill = 1;
+  Flash f(c);
+  // A program whose data arrives late books channel 0 from then on.
+  const uint64_t later = 100 * xfer_;
+  EXPECT_EQ(f.program(plane(0, 0, 0), later, FlashCause::kHost), later + xfer_ + tprog_);
+  // A read of the other die of channel 0, sensed long before: the idle
+  // channel takes its transfer (without back-filling it waits until later).
+  EXPECT_EQ(f.read(plane(0, 1, 0), 0, page_), tr_ + xfer_);
+  EXPECT_EQ(flash_.program(plane(0, 0, 0), later, FlashCause::kHost), later + xfer_ + tprog_);
+  EXPECT_EQ(flash_.read(plane(0, 1, 0), 0, page_), later + 2 * xfer_);
+  // Neither takes back a gap too short for it, nor the plane's time.
+  EXPECT_EQ(f.read(plane(0, 1, 1), later - xfer_ - tr_ + 1, page_), later + 2 * xfer_);
+  EXPECT_EQ(f.channel_busy_ns(0), 3 * xfer_);
+}
+
+TEST(ChannelTimeline, WithoutBackfillItIsATimeline) {
+  ChannelTimeline c;
+  Timeline t;
+  uint64_t x = 12345;
+  for (int i = 0; i < 10000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t ready = (x >> 33) % 100000;
+    const uint64_t duration = (x >> 20) % 500;
+    ASSERT_EQ(c.reserve(ready, duration), t.reserve(ready, duration)) << i;
+  }
+  EXPECT_EQ(c.free_at_ns(), t.free_at_ns());
+  EXPECT_EQ(c.busy_ns(), t.busy_ns());
+}
+
+// Back-filling against first fit over every interval ever booked: while no
+// more intervals than it keeps lie ahead of the present, the channel puts
+// work exactly where first fit does.
+TEST(ChannelTimeline, BackfillIsFirstFitOverEverythingBooked) {
+  ChannelTimeline c(true);
+  std::vector<std::pair<uint64_t, uint64_t>> all;  // sorted by start
+  uint64_t x = 777;
+  uint64_t now = 0;
+  int backfilled = 0;
+  for (int i = 0; i < 20000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    now += (x >> 40) % 50;
+    // Work ready now, or booked for later (a write's data on its way).
+    const uint64_t ready = now + ((x >> 13) % 4 == 0 ? (x >> 20) % 1000 : 0);
+    const uint64_t duration = 1 + (x >> 30) % 40;
+    size_t ahead = 0;
+    for (const auto& b : all) ahead += b.second > now ? 1 : 0;
+    ASSERT_LE(ahead, 32u) << i << ": the test left the regime it checks";
+    uint64_t start = ready;
+    for (const auto& [from, to] : all) {
+      if (to <= start) continue;
+      if (start + duration <= from) break;
+      start = to;
+    }
+    ASSERT_EQ(c.reserve(ready, duration), start + duration) << i;
+    if (!all.empty() && start < all.back().first) ++backfilled;
+    all.insert(std::upper_bound(all.begin(), all.end(), std::make_pair(start, start + duration)),
+               {start, start + duration});
+  }
+  EXPECT_GT(backfilled, 1000);
+  EXPECT_EQ(c.free_at_ns(), all.back().second);
 }
 
 TEST(UnionBusy, CountsOverlapOnce) {
