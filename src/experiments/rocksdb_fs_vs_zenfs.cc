@@ -881,6 +881,11 @@ Json parameters(const RunOptions& options) {
   p["target_file_size_zns"] = kZnsSstBytes;
   p["max_bytes_for_level_base"] = kLevelBaseBytes;
   p["max_bytes_for_level_base_streams"] = kStreamsLevelBaseBytes;
+  p["compaction_readahead_size"] = kCompactionReadaheadBytes;
+  p["soft_pending_compaction_bytes_limit"] = kSoftPendingCompactionBytes;
+  p["hard_pending_compaction_bytes_limit"] = kHardPendingCompactionBytes;
+  p["read_phases_wait_for_compaction"] =
+      "db_bench's waitforcompaction before readrandom, the first read phase after overwrite";
   p["guest_memory"] = kGuestMemory;
   p["aging_capacities_written"] = scale.aging_passes;
   p["block_side"] =
