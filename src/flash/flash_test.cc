@@ -295,6 +295,16 @@ TEST(ChannelTimeline, BackfillIsFirstFitOverEverythingBooked) {
   EXPECT_EQ(c.free_at_ns(), all.back().second);
 }
 
+TEST(ChannelTimeline, WorkThatTakesNoTimeBooksNothing) {
+  ChannelTimeline c(true);
+  EXPECT_EQ(c.reserve(1000, 10), 1010u);
+  // Many bookings of no time (a channel with no transfer time) leave the
+  // gap before the booking above open.
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(c.reserve(2000 + i, 0), 2000u + i);
+  EXPECT_EQ(c.reserve(0, 10), 10u);
+  EXPECT_EQ(c.free_at_ns(), 1010u);
+}
+
 TEST(UnionBusy, CountsOverlapOnce) {
   UnionBusy u;
   u.add(0, 10);

@@ -55,6 +55,9 @@ class ChannelTimeline {
       floor_ns_ = start + duration_ns;
       return floor_ns_;
     }
+    // Work that takes no time books nothing (an empty booking would push a
+    // real one out of those kept).
+    if (duration_ns == 0) return start;
     // The first gap at or after `start` that holds the work.
     size_t at = 0;
     for (; at < booked_.size(); ++at) {
