@@ -133,8 +133,9 @@ struct Dev {
   }
   uint32_t ppd() const { return static_cast<uint32_t>(config.flash.planes_per_die); }
 
-  Command run(Opcode op, uint64_t slba, uint64_t nlb, uint8_t* data,
-              ZoneAction action = ZoneAction::kNone) {
+  // A command for this device's sink, not yet submitted.
+  Command command(Opcode op, uint64_t slba, uint64_t nlb, uint8_t* data,
+                  ZoneAction action = ZoneAction::kNone) {
     Command c;
     c.opcode = op;
     c.slba = slba;
@@ -142,6 +143,11 @@ struct Dev {
     c.data = data;
     c.action = action;
     c.sink = &sink;
+    return c;
+  }
+  Command run(Opcode op, uint64_t slba, uint64_t nlb, uint8_t* data,
+              ZoneAction action = ZoneAction::kNone) {
+    Command c = command(op, slba, nlb, data, action);
     device->submit(c);
     sim.run();
     return c;
@@ -319,18 +325,8 @@ TEST(FlexZns, AReadBesideALargeWriteOnOtherDiesOfItsChannelsTakesTheIdleChannel)
     EXPECT_EQ(d.write_random(8, 64), Status::kSuccess);  // the reader's data, on flash
     std::vector<uint8_t> big = d.random_bytes(1 << 20);
     std::vector<uint8_t> got(d.lba_bytes());
-    Command w;
-    w.opcode = Opcode::kWrite;
-    w.slba = d.start(0);
-    w.nlb = static_cast<uint32_t>(big.size() / d.lba_bytes());
-    w.data = big.data();
-    w.sink = &d.sink;
-    Command r;
-    r.opcode = Opcode::kRead;
-    r.slba = d.start(8);
-    r.nlb = 1;
-    r.data = got.data();
-    r.sink = &d.sink;
+    Command w = d.command(Opcode::kWrite, d.start(0), big.size() / d.lba_bytes(), big.data());
+    Command r = d.command(Opcode::kRead, d.start(8), 1, got.data());
     if (beside) d.device->submit(w);
     d.device->submit(r);
     d.sim.run();
