@@ -460,8 +460,10 @@ FsStatus WritableFile::close() {
   }
   fs_.release_file(id_);
   if (!synced) return synced;
-  // A file deleted while open frees its space now.
-  if (FsStatus ok = fs_.reclaim(); !ok) return ok;
+  // A file deleted while open frees its space now -- as any deletion does:
+  // at once where the policy resets freed zones, else at its collection.
+  if (FsStatus ok = fs_.commit(); !ok) return ok;
+  if (FsStatus ok = fs_.reset_freed(); !ok) return ok;
   fs_.device_.clock().poll();  // background work due in virtual time
   return {};
 }
