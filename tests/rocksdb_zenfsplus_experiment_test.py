@@ -106,6 +106,14 @@ with tempfile.TemporaryDirectory() as out:
             check(f"fig13: {setup}: put and copied bytes only grow",
                   put == sorted(put) and copied == sorted(copied) and put[0] > 0,
                   str(points))
+            check(f"fig13: {setup}: the layout counts tables in zones, files in zones",
+                  all(int(p["tables"]) > 0 and float(p["zones_per_table"]) >= 1 and
+                      float(p["files_per_zone"]) >= 1 and
+                      int(p["zones_under_half_live"]) <= int(p["zones_with_data"])
+                      for p in points), str(points))
+        spans = {setup: float(points[-1]["zones_per_table"]) for setup, points in f13.items()}
+        check("fig13: ZenFS+'s striped tables lie in more zones than ZenFS's",
+              all(spans[s] > spans["full GC, ZenFS"] for s in spans if "ZenFS+" in s), str(spans))
 
         t3 = rows(os.path.join(out, "table3.csv"))
         check("table3: four setups x YCSB A-F",

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <map>
+#include <set>
+
 #include "stack/stack.h"
 
 namespace zonelab {
@@ -35,6 +38,59 @@ Result<KvImage> KvImage::make(const Config& config, const fs::MkfsOptions& mkfs,
   Outcome closed = (*stack)->close();
   if (!closed) return Error{closed.error()};
   return image;
+}
+
+Result<ZoneLayout> KvImage::layout() const {
+  auto stack = Stack::open(path_);
+  if (!stack) return Error{stack.error()};
+  fs::MountOptions mount;
+  mount.read_only = true;
+  auto fs = fs::ZonedFs::mount(**stack, mount);
+  if (!fs) return Error{fmt::format("{}: {}", path_, fs.status().message())};
+  // Each file's bytes by zone, the directories walked from the root.
+  std::map<uint32_t, std::map<fs::FileId, uint64_t>> zones;
+  uint64_t table_zones = 0;
+  ZoneLayout out;
+  std::vector<std::string> dirs = {"/"};
+  while (!dirs.empty()) {
+    const std::string dir = dirs.back();
+    dirs.pop_back();
+    auto names = (*fs)->list(dir);
+    if (!names) return Error{fmt::format("{}: {}", dir, names.status().message())};
+    for (const std::string& name : *names) {
+      const std::string path = dir == "/" ? "/" + name : dir + "/" + name;
+      auto st = (*fs)->stat(path);
+      if (!st) return Error{fmt::format("{}: {}", path, st.status().message())};
+      if (st->is_dir) {
+        dirs.push_back(path);
+        continue;
+      }
+      std::set<uint32_t> mine;
+      for (const fs::Extent& e : st->extents) {
+        zones[e.zone][st->id] += e.length;
+        mine.insert(e.zone);
+      }
+      if (path.ends_with(".sst")) {
+        ++out.tables;
+        table_zones += mine.size();
+      }
+    }
+  }
+  const uint64_t capacity = (*fs)->space().zone_bytes;
+  uint64_t files = 0;
+  for (const auto& [zone, by_file] : zones) {
+    uint64_t live = 0;
+    for (const auto& [id, bytes] : by_file) live += bytes;
+    files += by_file.size();
+    if (live * 2 < capacity) ++out.zones_under_half;
+  }
+  out.zones_with_data = static_cast<uint32_t>(zones.size());
+  out.zones_per_table =
+      out.tables == 0 ? 0.0 : static_cast<double>(table_zones) / static_cast<double>(out.tables);
+  out.files_per_zone =
+      zones.empty() ? 0.0 : static_cast<double>(files) / static_cast<double>(zones.size());
+  (void)(*fs)->unmount();
+  return out;
 }
 
 KvImage::KvImage(KvImage&& other) noexcept

@@ -16,6 +16,17 @@
 
 namespace zonelab {
 
+// How the files lie in the zones (KvImage::layout): what decides what
+// garbage collection copies, since a zone is reset only once every file
+// with data in it has let that data go.
+struct ZoneLayout {
+  uint64_t tables = 0;            // RocksDB's table files (.sst)
+  double zones_per_table = 0;     // zones a table has data in, mean
+  uint32_t zones_with_data = 0;   // zones some file has data in
+  double files_per_zone = 0;      // files with data in a zone, mean over those zones
+  uint32_t zones_under_half = 0;  // zones with data, less than half of it live
+};
+
 class KvImage {
  public:
   // Creates the image of `config` (its store must keep data) and makes the
@@ -34,6 +45,9 @@ class KvImage {
   std::string uri(double time_scale = 1.0) const;
   // The same image with no device time (timing=off): the host alone.
   std::string uri_untimed() const;
+  // The file system's layout now (mounted read-only; RocksDB must have
+  // closed the image).
+  Result<ZoneLayout> layout() const;
   // What mkfs reported (the IZG probe's result and warnings, if any).
   const fs::MkfsReport& mkfs_report() const { return report_; }
 
