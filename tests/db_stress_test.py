@@ -27,6 +27,11 @@ temporary directory:
             next start must pass RocksDB's crash-recovery verification; a
             last run goes to its end and verifies the whole database.
 
+When the features part fails, a copy of its image is opened with ldb
+(RocksDB's consistency check, every column family scanned for keys out of
+order) and what it finds is printed, so that a failure inside the process
+is told from a database damaged on the device.
+
 fsck's database check reports a backup's private directory (its MANIFEST
 names tables kept in the backup's shared/ directory) and, after a kill, the
 half-made copy of a checkpoint or restore as databases RocksDB does not
@@ -157,6 +162,41 @@ def posix_part(db_stress, work, env):
           rc == 0 and "Verification successful" in out, out)
 
 
+def disk_state(image, plugin, work):
+    """After a failed run: is the database on the image consistent? A copy
+    of the image is opened with ldb (RocksDB's consistency check, and every
+    column family scanned for keys out of order), so that a failure inside
+    the process is told from damage on the device."""
+    ldb = shutil.which("ldb")
+    if ldb is None:
+        return "ldb not found"
+    copy = os.path.join(work, "after-failure.img")
+    subprocess.run(["cp", "--sparse=always", image, copy], check=True, timeout=300)
+    env = dict(os.environ, LD_PRELOAD=plugin)
+    base = [ldb, "--fs_uri=zonelab://%s?timing=off" % copy, "--db=" + DB]
+
+    def ldb_run(*args):
+        return subprocess.run(base + list(args), capture_output=True, text=True, env=env,
+                              errors="replace", timeout=300)
+
+    said = []
+    p = ldb_run("checkconsistency")
+    lines = (p.stdout + p.stderr).strip().splitlines()
+    said.append("checkconsistency: " + (lines[-1] if lines else "(nothing)"))
+    p = ldb_run("list_column_families")
+    names = re.findall(r"[^{},\s]+", p.stdout.split("{", 1)[-1]) if "{" in p.stdout else []
+    for cf in names:
+        q = ldb_run("--column_family=" + cf, "--hex", "scan")
+        keys = [line.split(" ", 1)[0] for line in q.stdout.splitlines() if line.startswith("0x")]
+        # Hex keeps the bytewise order of db_stress's comparator.
+        ordered = all(a < b for a, b in zip(keys, keys[1:]))
+        said.append("%s: %d keys%s%s" % (cf, len(keys), ", in order" if ordered else
+                                        ", OUT OF ORDER", "" if q.returncode == 0 else
+                                        " (ldb exit %d)" % q.returncode))
+    os.unlink(copy)
+    return "; ".join(said)
+
+
 def features_part(db_stress, zonelab, plugin, work, env):
     image = os.path.join(work, "features.img")
     expected = os.path.join(work, "features-expected")
@@ -174,6 +214,9 @@ def features_part(db_stress, zonelab, plugin, work, env):
     check("zonelab://: db_stress with reopens, checkpoints, backups, ingestion verifies "
           "(exit %d, %.0f s)" % (rc, time.monotonic() - started),
           rc == 0 and "Verification successful" in out, out)
+    if rc != 0:
+        print("      the database on the image after the failure: " +
+              disk_state(image, plugin, work), flush=True)
     check("zonelab://: no errors counted", "Got errors 0 times" in out, out[-2000:])
     reopens = len(re.findall(r"Reopening database for the \d+th time", out))
     check("zonelab://: %d reopens" % reopens, reopens == 4, out[-2000:])
