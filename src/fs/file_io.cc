@@ -437,7 +437,6 @@ FsStatus WritableFile::truncate(uint64_t size) {
     size_ = size;
     publish_locked();
   }
-  if (FsStatus ok = fs_.commit(); !ok) return ok;
   return fs_.reset_freed();
 }
 
@@ -462,7 +461,6 @@ FsStatus WritableFile::close() {
   if (!synced) return synced;
   // A file deleted while open frees its space now -- as any deletion does:
   // at once where the policy resets freed zones, else at its collection.
-  if (FsStatus ok = fs_.commit(); !ok) return ok;
   if (FsStatus ok = fs_.reset_freed(); !ok) return ok;
   fs_.device_.clock().poll();  // background work due in virtual time
   return {};

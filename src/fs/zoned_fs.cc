@@ -620,6 +620,7 @@ FsStatus ZonedFs::reclaim() {
 }
 
 FsStatus ZonedFs::reset_freed() {
+  if (FsStatus ok = commit(); !ok) return ok;
   return policy_->reset_when_freed() ? reset_free_zones() : FsStatus();
 }
 
@@ -1070,7 +1071,6 @@ FsStatus ZonedFs::remove(const std::string& path) {
     if (meta_.file(id) == nullptr) ++counters_.files_deleted;
     locked_.erase(path);
   }
-  if (FsStatus ok = commit(); !ok) return ok;
   return reset_freed();
 }
 
@@ -1089,7 +1089,6 @@ FsStatus ZonedFs::rename(const std::string& from, const std::string& to) {
     r.path2 = to;
     if (FsStatus ok = apply_locked(r); !ok) return ok;
   }
-  if (FsStatus ok = commit(); !ok) return ok;
   return reset_freed();
 }
 
@@ -1134,7 +1133,6 @@ FsStatus ZonedFs::truncate(const std::string& path, uint64_t size) {
     r.mtime_ns = now_ns();
     if (FsStatus ok = apply_locked(r); !ok) return ok;
   }
-  if (FsStatus ok = commit(); !ok) return ok;
   return reset_freed();
 }
 

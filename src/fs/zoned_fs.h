@@ -392,8 +392,9 @@ class ZonedFs {
   Journal::Batch take_batch(uint64_t room_bytes);
   // Resets the zones that hold nothing any more. Not under mutex_.
   FsStatus reset_free_zones();
-  // After a change that freed space: the same, if the policy resets zones
-  // as soon as they hold nothing (else its minor collection does).
+  // After a change that freed space: commits it, then resets the zones
+  // that hold nothing if the policy resets them as soon as they do (else
+  // its collections do). Not under mutex_.
   FsStatus reset_freed();
   // Whether writers' full buffers go out behind them
   // (MountOptions::write_behind; real time only).
