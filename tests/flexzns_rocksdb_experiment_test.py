@@ -35,6 +35,12 @@ with tempfile.TemporaryDirectory() as out:
               all(int(r["model_zone_kib"]) * 128 == int(r["zone_size_mib"]) * 1024 for r in f2))
         check("fig2: collection's write amplification is at least 1",
               all(float(r["gc_write_amplification"]) >= 1 for r in f2))
+        check("fig2: both ran to the end", all(r["outcome"] == "ok" for r in f2), str(f2))
+        # The dies' busy share over the overwrite's own device time: above
+        # nothing (the overwrite wrote), and at most a little over 1 (the
+        # session's open and close are counted in the busy time).
+        check("fig2: the dies were busy part of every overwrite",
+              all(0 < float(r["die_busy_share"]) <= 1.2 for r in f2), str(f2))
 
         f6 = rows(os.path.join(out, "fig6.csv"))
         formats = {}
@@ -44,6 +50,8 @@ with tempfile.TemporaryDirectory() as out:
               set(formats) == {"BaseZNS", "FlexZNS", "FlexZNS-1/16"} and
               all(set(w) == {"ycsb-a", "ycsb-b", "ycsb-f"} for w in formats.values()), str(f6))
         check("fig6: every workload ran", all(float(r["ops_per_s"]) > 0 for r in f6))
+        check("fig6: the dies were busy part of every workload",
+              all(0 < float(r["die_busy_share"]) <= 1.2 for r in f6), str(f6))
         parity = {f: float(w["ycsb-a"]["parity_pct_of_flash"]) for f, w in formats.items()}
         check("fig6: parity's share grows with the small zones (BaseZNS < 1/16 < FlexZNS)",
               parity["BaseZNS"] < parity["FlexZNS-1/16"] < parity["FlexZNS"], str(parity))
@@ -64,6 +72,8 @@ with tempfile.TemporaryDirectory() as out:
               open_zones.get(("512", "1024")) == 4 * open_zones.get(("2048", "1024"), -1),
               str(open_zones))
         check("fig8: every point wrote", all(float(r["mb_per_s"]) > 0 for r in f8), str(f8))
+        check("fig8: the dies were busy part of every fill",
+              all(0 < float(r["die_busy_share"]) <= 1.2 for r in f8), str(f8))
 
         t = rows(os.path.join(out, "tenants.csv"))
         setups = {(r["setup"], r["tenant"]) for r in t}
