@@ -61,6 +61,12 @@ with tempfile.TemporaryDirectory() as out:
               sorted((d, b) for d in ("XFS, 15% OP", "ZNS, zoned fs")
                      for b in ("fillrandom", "readrandom")) and all(float(r["fresh_ops_per_s"]) > 0 and
                                      float(r["aged_ops_per_s"]) > 0 for r in aged), str(aged))
+        check("aged: one run a drive in --quick, each median inside its spread",
+              all(r["runs"] == "1" and
+                  float(r["fresh_ops_per_s_min"]) <= float(r["fresh_ops_per_s"]) <=
+                  float(r["fresh_ops_per_s_max"]) and
+                  float(r["aged_ops_per_s_min"]) <= float(r["aged_ops_per_s"]) <=
+                  float(r["aged_ops_per_s_max"]) for r in aged), str(aged))
         st = rows(os.path.join(out, "streams.csv"))
         on = [r for r in st if r["setup"].endswith("streams on")]
         off = [r for r in st if r["setup"].endswith("streams off")]
