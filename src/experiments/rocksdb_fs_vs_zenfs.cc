@@ -842,8 +842,8 @@ const Result<Runs>& shared_runs(const RunOptions& options, std::vector<Part> nee
                                      r.streams_fill, r.streams_overwrite);
         break;
       case Part::kProductionRuns:
-        ran = run_fill_and_overwrite(pair_scale(scale, options.quick), production_setups(),
-                                     options, r.production_fill, r.production_overwrite);
+        ran = run_fill_and_overwrite(pair_scale(scale, options.quick), production_setups(), options,
+                                     r.production_fill, r.production_overwrite);
         break;
     }
     if (!ran) {
@@ -1068,10 +1068,10 @@ Result<ExperimentResult> run_aged(const RunOptions& options) {
   const auto& runs = shared_runs(options, {Part::kAgingRuns});
   if (!runs) return Error{runs.error()};
   ExperimentResult result;
-  result.table = Table({"setup", "benchmark", "benchmark_index", "runs", "fresh_ops_per_s",
-                        "aged_ops_per_s", "aged_over_fresh", "aged_device_write_amplification",
-                        "fresh_ops_per_s_min", "fresh_ops_per_s_max", "aged_ops_per_s_min",
-                        "aged_ops_per_s_max"});
+  result.table =
+      Table({"setup", "benchmark", "benchmark_index", "runs", "fresh_ops_per_s", "aged_ops_per_s",
+             "aged_over_fresh", "aged_device_write_amplification", "fresh_ops_per_s_min",
+             "fresh_ops_per_s_max", "aged_ops_per_s_min", "aged_ops_per_s_max"});
   std::map<std::string, double> worst_loss;
   for (const Setup& s : aging_setups(options.quick)) {
     const auto& fresh = runs->aging.at(s.name + ", fresh");
@@ -1087,12 +1087,11 @@ Result<ExperimentResult> run_aged(const RunOptions& options) {
       }
       double r = ratio(median(a), median(f));
       worst_loss[s.name] = std::max(worst_loss[s.name], 1 - r);
-      result.table.add_row({s.name, std::string(kAgingBenchmarks[b]), static_cast<int64_t>(b + 1),
-                            static_cast<uint64_t>(a.size()), median(f), median(a), r, median(wa),
-                            *std::min_element(f.begin(), f.end()),
-                            *std::max_element(f.begin(), f.end()),
-                            *std::min_element(a.begin(), a.end()),
-                            *std::max_element(a.begin(), a.end())});
+      result.table.add_row(
+          {s.name, std::string(kAgingBenchmarks[b]), static_cast<int64_t>(b + 1),
+           static_cast<uint64_t>(a.size()), median(f), median(a), r, median(wa),
+           *std::min_element(f.begin(), f.end()), *std::max_element(f.begin(), f.end()),
+           *std::min_element(a.begin(), a.end()), *std::max_element(a.begin(), a.end())});
     }
   }
   result.parameters = parameters(options);
@@ -1107,10 +1106,9 @@ Result<ExperimentResult> run_aged(const RunOptions& options) {
   result.comparisons.push_back(
       emerged({"largest loss, aged block SSD (XFS, 15% OP)", "share", paper::kAgedBlockLoss,
                worst_loss["XFS, 15% OP"], "the paper: 44-58 %"}));
-  result.comparisons.push_back(
-      emerged({"largest loss, aged ZNS SSD", "share", paper::kAgedZnsLoss,
-               worst_loss["ZNS, zoned fs"],
-               "the paper: 2-4 % (8 % on readrandom); of the medians of the runs"}));
+  result.comparisons.push_back(emerged(
+      {"largest loss, aged ZNS SSD", "share", paper::kAgedZnsLoss, worst_loss["ZNS, zoned fs"],
+       "the paper: 2-4 % (8 % on readrandom); of the medians of the runs"}));
   return result;
 }
 
