@@ -255,6 +255,19 @@ double die_busy_share(const kv::KvResult& r) {
   return run_s <= 0 ? 0 : sum / static_cast<double>(dies.size()) * session_s / run_s;
 }
 
+// A run that RocksDB stopped with an error of its own (NoSpace: the
+// collection or the open-zone tokens could not keep up) is a point of a
+// figure, kept with what it did; any other failure ends the member.
+bool stopped_by_rocksdb(const kv::KvResult& r) {
+  return r.failure == kv::KvFailure::kDbError && !r.phases.empty();
+}
+// Such a run's `outcome`.
+std::string stopped_outcome(const kv::KvResult& r) {
+  const bool full = r.error.find("No space") != std::string::npos;
+  return fmt::format("stopped after {} puts: {}", r.phases.back().ops(),
+                     full ? std::string("NoSpace") : one_line(r.error, 80));
+}
+
 // The file system's bytes written by cause, from a run's session.
 struct Written {
   uint64_t data = 0;
@@ -327,18 +340,13 @@ Result<ExperimentResult> run_fig2(const RunOptions& options) {
     if (!config) return Error{config.error()};
     auto image = image_of(*config, mkfs_options(), fmt::format("{} MiB zones", paper_mib));
     if (!image) return Error{image.error()};
-    // A run that RocksDB stopped with an error of its own (NoSpace: the
-    // collection could not keep up) is a point of the figure, kept with
-    // what it did; any other failure ends the member.
     std::string outcome = "ok";
     auto stopped = [&](const kv::KvResult& r, const char* what) -> std::optional<Error> {
       if (r.ok()) return std::nullopt;
-      if (r.failure != kv::KvFailure::kDbError || r.phases.empty()) {
+      if (!stopped_by_rocksdb(r)) {
         return Error{fmt::format("{} MiB zones: {}: {}", paper_mib, what, r.error)};
       }
-      const bool full = r.error.find("No space") != std::string::npos;
-      outcome = fmt::format("{} stopped after {} puts: {}", what, r.phases.back().ops(),
-                            full ? std::string("NoSpace") : one_line(r.error, 80));
+      outcome = fmt::format("{} {}", what, stopped_outcome(r));
       return std::nullopt;
     };
     kv::KvResult load = kv::run_kv_loaded(kv_options(*image, {"fillrandom", scale.overwrite_keys}));
@@ -530,15 +538,12 @@ Result<ExperimentResult> run_fig8(const RunOptions& options) {
         // A budget of few large zones: the file system finishes zones to
         // free open-zone tokens, loses their unwritten rest and can run out
         // of space before the fill ends (a finding, kept as a point).
-        if (fill.failure != kv::KvFailure::kDbError || fill.phases.empty()) {
+        if (!stopped_by_rocksdb(fill)) {
           return Error{fmt::format("{} MiB, {} blocks: {}", paper_mib, budget, fill.error)};
         }
         const kv::KvPhase& p = fill.phases.back();
-        const bool full = fill.error.find("No space") != std::string::npos;
-        result.table.add_row(
-            {paper_mib, budget, open, ops_per_s(p), mb_per_s(p), die_busy_share(fill),
-             fmt::format("stopped after {} puts: {}", p.ops(),
-                         full ? std::string("NoSpace") : one_line(fill.error, 80))});
+        result.table.add_row({paper_mib, budget, open, ops_per_s(p), mb_per_s(p),
+                              die_busy_share(fill), stopped_outcome(fill)});
         continue;
       }
       const kv::KvPhase& p = fill.phases.back();
