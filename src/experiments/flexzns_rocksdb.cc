@@ -39,6 +39,7 @@
 #include "flash/flex_layout.h"
 #include "fs/zoned_fs.h"
 #include "kv/runtime.h"
+#include "stack/stack_report.h"
 #include "zonelab/assert.h"
 
 namespace zonelab {
@@ -250,14 +251,10 @@ double ratio(double a, double b) { return b == 0 ? 0 : a / b; }
 // the DB and closes it (a flush), so the share can pass 1 slightly.
 double die_busy_share(const kv::KvResult& r) {
   const Json& s = r.session;
-  if (!s.contains("device") || !s["device"].contains("die_busy") || r.phases.empty()) return 0;
-  const Json& dies = s["device"]["die_busy"];
-  if (!dies.is_array() || dies.empty()) return 0;
-  double sum = 0;
-  for (const Json& d : dies) sum += d.get<double>();
+  if (!s.contains("device") || r.phases.empty()) return 0;
   const double session_s = s.value("virtual_time_ns", 0.0) / 1e9;
   const double run_s = device_seconds(r.phases.back());
-  return run_s <= 0 ? 0 : sum / static_cast<double>(dies.size()) * session_s / run_s;
+  return run_s <= 0 ? 0 : mean_busy(s["device"].value("die_busy", Json())) * session_s / run_s;
 }
 
 // A run that RocksDB stopped with an error of its own (NoSpace: the

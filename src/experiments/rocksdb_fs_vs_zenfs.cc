@@ -57,6 +57,7 @@
 #include "experiments/seed000_rocksdb.h"
 #include "fs/zoned_fs.h"
 #include "stack/stack.h"
+#include "stack/stack_report.h"
 
 extern char** environ;
 
@@ -364,13 +365,6 @@ struct Phase {
   uint64_t buffer_read_hits = 0;
 };
 
-double mean_of(const Json& a) {
-  if (!a.is_array() || a.empty()) return 0;
-  double sum = 0;
-  for (const auto& v : a) sum += v.get<double>();
-  return sum / static_cast<double>(a.size());
-}
-
 // `session`: the statistics of the phase's session (the plugin's file, or
 // zonelab vm's JSON): its device section and its virtual time.
 void take_device(Phase& p, const Json& session) {
@@ -379,7 +373,7 @@ void take_device(Phase& p, const Json& session) {
   p.device_wa = wa.is_number() ? wa.get<double>() : 1.0;
   p.host_write_bytes = device.value("host_write_bytes", uint64_t{0});
   p.erases = device.value("erases", uint64_t{0});
-  p.die_busy_s = mean_of(device["die_busy"]) *
+  p.die_busy_s = mean_busy(device["die_busy"]) *
                  static_cast<double>(session.value("virtual_time_ns", uint64_t{0})) / 1e9;
   if (device.contains("drive")) {
     const Json& drive = device["drive"];

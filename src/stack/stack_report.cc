@@ -95,6 +95,13 @@ Json device_counters_json(const ModeledDevice& device, uint64_t span_ns) {
   return j;
 }
 
+double mean_busy(const Json& shares) {
+  if (!shares.is_array() || shares.empty()) return 0;
+  double sum = 0;
+  for (const Json& s : shares) sum += s.get<double>();
+  return sum / static_cast<double>(shares.size());
+}
+
 Json realtime_stats_json(const RealtimeOptions& options, const RealtimeStats& stats) {
   Json j;
   j["timing"] = std::string(timing_name(options.timing));

@@ -25,6 +25,9 @@ nlohmann::ordered_json device_info_json(const DeviceInfo& info);
 // Host and flash bytes, erases, write amplification, per-resource busy
 // fractions over `span_ns`, and what the device's interface adds.
 nlohmann::ordered_json device_counters_json(const ModeledDevice& device, uint64_t span_ns);
+// The mean of one of those busy arrays (`die_busy`, `channel_busy`), as
+// read back from a statistics document; 0 when it is missing or empty.
+double mean_busy(const nlohmann::ordered_json& shares);
 // Timing, time scale, spin, completions, their error and turnaround, and
 // the loop threads' CPU use.
 nlohmann::ordered_json realtime_stats_json(const RealtimeOptions& options,
