@@ -52,6 +52,11 @@ with tempfile.TemporaryDirectory() as out:
         check("fig6: every workload ran", all(float(r["ops_per_s"]) > 0 for r in f6))
         check("fig6: the dies were busy part of every workload",
               all(0 < float(r["die_busy_share"]) <= 1.2 for r in f6), str(f6))
+        check("fig6: every workload's reads and the device reads under them were timed",
+              all(float(r["read_mean_us"]) > 0 and float(r["device_read_p99_us"]) > 0
+                  for r in f6), str(f6))
+        check("fig6: RocksDB's write stalls are given for every workload",
+              all(r["stall_s"] != "" and float(r["stall_s"]) >= 0 for r in f6), str(f6))
         parity = {f: float(w["ycsb-a"]["parity_pct_of_flash"]) for f, w in formats.items()}
         check("fig6: parity's share grows with the small zones (BaseZNS < 1/16 < FlexZNS)",
               parity["BaseZNS"] < parity["FlexZNS-1/16"] < parity["FlexZNS"], str(parity))

@@ -257,6 +257,25 @@ double die_busy_share(const kv::KvResult& r) {
   return run_s <= 0 ? 0 : mean_busy(s["device"].value("die_busy", Json())) * session_s / run_s;
 }
 
+// The Gets of a run's last phase (YCSB's reads; F's read-modify-writes
+// are counted apart).
+const kv::KvOpStats& reads(const kv::KvResult& r) {
+  return r.phases.back().by_type[static_cast<size_t>(kv::OpType::kRead)];
+}
+// A latency in microseconds of device time. RocksDB's latencies are wall
+// time (wall_per_device kTimeScale), the device's reads device time (1).
+double p99_us(const Histogram& h, double wall_per_device) {
+  return static_cast<double>(h.percentile(99)) / 1000.0 / wall_per_device;
+}
+double mean_us(const Histogram& h, double wall_per_device) {
+  return h.mean() / 1000.0 / wall_per_device;
+}
+// The time RocksDB held its writers back (its stall_micros), in device
+// seconds.
+double stall_seconds(const kv::KvResult& r) {
+  return r.rocksdb.value("stall_micros", 0.0) / 1e6 / kTimeScale;
+}
+
 // A run that RocksDB stopped with an error of its own (NoSpace: the
 // collection or the open-zone tokens could not keep up) is a point of a
 // figure, kept with what it did; any other failure ends the member.
@@ -394,6 +413,11 @@ struct YcsbRun {
   std::map<std::string, double> ops;  // by workload
   std::map<std::string, double> wa;
   std::map<std::string, double> busy;  // die_busy_share()
+  // What the clients waited on: their Gets' mean latency, the P99 of the
+  // device reads under them, and RocksDB's write stalls.
+  std::map<std::string, double> read_mean_us;
+  std::map<std::string, double> device_read_p99_us;
+  std::map<std::string, double> stall_s;
 };
 
 Result<std::vector<YcsbRun>> run_ycsb(const RunOptions& options) {
@@ -418,6 +442,9 @@ Result<std::vector<YcsbRun>> run_ycsb(const RunOptions& options) {
       r.ops[w] = ops_per_s(ran->phases.back());
       r.wa[w] = gc_wa(at, now);
       r.busy[w] = die_busy_share(*ran);
+      r.read_mean_us[w] = mean_us(reads(*ran).latency_ns, kTimeScale);
+      r.device_read_p99_us[w] = p99_us(reads(*ran).device_read_latency_ns, 1.0);
+      r.stall_s[w] = stall_seconds(*ran);
       at = now;
     }
     out.push_back(std::move(r));
@@ -430,13 +457,15 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
   if (!runs) return Error{runs.error()};
   ExperimentResult result;
   result.table = Table({"format", "workload", "ops_per_s", "gc_write_amplification",
-                        "parity_pct_of_flash", "zones", "die_busy_share"});
+                        "parity_pct_of_flash", "zones", "die_busy_share", "read_mean_us",
+                        "device_read_p99_us", "stall_s"});
   const YcsbRun* base = nullptr;
   for (const YcsbRun& r : *runs) {
     if (r.format.name == "BaseZNS") base = &r;
     for (const auto& [w, ops] : r.ops) {
-      result.table.add_row(
-          {r.format.name, w, ops, r.wa.at(w), r.format.parity_pct, r.format.zones, r.busy.at(w)});
+      result.table.add_row({r.format.name, w, ops, r.wa.at(w), r.format.parity_pct,
+                            r.format.zones, r.busy.at(w), r.read_mean_us.at(w),
+                            r.device_read_p99_us.at(w), r.stall_s.at(w)});
     }
   }
   ZL_ASSERT(base != nullptr);
@@ -626,13 +655,6 @@ Result<ExperimentResult> run_tenants(const RunOptions& options) {
     if (!loaded) return Error{fmt::format("{}: {}", s.name, loaded.error())};
     auto alone = run(*image, read);
     if (!alone) return Error{fmt::format("{}: {}", s.name, alone.error())};
-    const auto& reads = [](const kv::KvResult& r) -> const kv::KvOpStats& {
-      return r.phases.back().by_type[static_cast<size_t>(kv::OpType::kRead)];
-    };
-    // RocksDB's latencies are wall time, the device's reads device time.
-    const auto p99_us = [](const Histogram& h, double wall_per_device) {
-      return static_cast<double>(h.percentile(99)) / 1000.0 / wall_per_device;
-    };
     p99_alone[s.name] = p99_us(reads(*alone).latency_ns, kTimeScale);
     device_p99_alone[s.name] = p99_us(reads(*alone).device_read_latency_ns, 1.0);
     kv::KvTenantsResult both =
@@ -711,7 +733,8 @@ constexpr Experiment kExperiments[] = {
      "FlexZNS-1/x (1/x of the superblocks in 512 MiB zones holding the WAL, L0 and L1, the rest "
      "2 GiB zones) for x = 16, 8, 4, 2 (--quick: 16): YCSB's load, then A, B and F in turn; "
      "ops/s in device time, garbage collection's write amplification per workload, parity's "
-     "share of the flash.",
+     "share of the flash; what the clients waited on: their reads' mean latency, the P99 of the "
+     "device reads under them (device time) and RocksDB's write stalls (device seconds).",
      run_fig6},
     {"fig8", "RocksDB writes against the open-block budget", "seed 001 §IV-E, Fig. 8",
      "fillrandom on FlexZNS formats of 512 MiB, 1 GiB and 2 GiB zones under open-block budgets "
