@@ -273,6 +273,7 @@ double mean_us(const Histogram& h, double wall_per_device) {
 // The time RocksDB held its writers back (its stall_micros), in device
 // seconds.
 double stall_seconds(const kv::KvResult& r) {
+  if (!r.rocksdb.is_object()) return 0;
   return r.rocksdb.value("stall_micros", 0.0) / 1e6 / kTimeScale;
 }
 

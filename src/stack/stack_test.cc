@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stack/device_factory.h"
+#include "stack/stack_report.h"
 #include "zns/small_flash_test_config.h"
 
 namespace zonelab {
@@ -480,3 +481,10 @@ TEST(StackRealtime, WallClockTimersRunOnTheirOwnThread) {
 
 }  // namespace
 }  // namespace zonelab
+
+TEST(StackReport, MeanBusyAveragesABusyArrayAndIsZeroWithoutOne) {
+  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json::parse("[0.25, 0.5, 0.75, 0.5]")), 0.5);
+  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json::parse("[]")), 0.0);
+  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json()), 0.0);
+  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json::parse("{\"die\": 1}")), 0.0);
+}
