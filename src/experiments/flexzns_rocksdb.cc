@@ -457,16 +457,16 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
   auto runs = run_ycsb(options);
   if (!runs) return Error{runs.error()};
   ExperimentResult result;
-  result.table = Table({"format", "workload", "ops_per_s", "gc_write_amplification",
-                        "parity_pct_of_flash", "zones", "die_busy_share", "read_mean_us",
-                        "device_read_p99_us", "stall_s"});
+  result.table =
+      Table({"format", "workload", "ops_per_s", "gc_write_amplification", "parity_pct_of_flash",
+             "zones", "die_busy_share", "read_mean_us", "device_read_p99_us", "stall_s"});
   const YcsbRun* base = nullptr;
   for (const YcsbRun& r : *runs) {
     if (r.format.name == "BaseZNS") base = &r;
     for (const auto& [w, ops] : r.ops) {
-      result.table.add_row({r.format.name, w, ops, r.wa.at(w), r.format.parity_pct,
-                            r.format.zones, r.busy.at(w), r.read_mean_us.at(w),
-                            r.device_read_p99_us.at(w), r.stall_s.at(w)});
+      result.table.add_row({r.format.name, w, ops, r.wa.at(w), r.format.parity_pct, r.format.zones,
+                            r.busy.at(w), r.read_mean_us.at(w), r.device_read_p99_us.at(w),
+                            r.stall_s.at(w)});
     }
   }
   ZL_ASSERT(base != nullptr);
