@@ -409,16 +409,21 @@ Result<ExperimentResult> run_fig2(const RunOptions& options) {
 
 // --- Fig. 6: YCSB A, B, F on BaseZNS, FlexZNS and FlexZNS-1/x
 
-struct YcsbRun {
-  Format format;
-  std::map<std::string, double> ops;  // by workload
-  std::map<std::string, double> wa;
-  std::map<std::string, double> busy;  // die_busy_share()
+// One YCSB workload's run on one format.
+struct YcsbMeasure {
+  double ops = 0;
+  double wa = 0;    // garbage collection's write amplification
+  double busy = 0;  // die_busy_share()
   // What the clients waited on: their Gets' mean latency, the P99 of the
   // device reads under them, and RocksDB's write stalls.
-  std::map<std::string, double> read_mean_us;
-  std::map<std::string, double> device_read_p99_us;
-  std::map<std::string, double> stall_s;
+  double read_mean_us = 0;
+  double device_read_p99_us = 0;
+  double stall_s = 0;
+};
+
+struct YcsbRun {
+  Format format;
+  std::map<std::string, YcsbMeasure> by_workload;
 };
 
 Result<std::vector<YcsbRun>> run_ycsb(const RunOptions& options) {
@@ -440,12 +445,12 @@ Result<std::vector<YcsbRun>> run_ycsb(const RunOptions& options) {
       auto ran = run(*image, {w, scale.records, scale.ops});
       if (!ran) return Error{fmt::format("{}: {}", f.name, ran.error())};
       const Written now = written(ran->session);
-      r.ops[w] = ops_per_s(ran->phases.back());
-      r.wa[w] = gc_wa(at, now);
-      r.busy[w] = die_busy_share(*ran);
-      r.read_mean_us[w] = mean_us(reads(*ran).latency_ns, kTimeScale);
-      r.device_read_p99_us[w] = p99_us(reads(*ran).device_read_latency_ns, 1.0);
-      r.stall_s[w] = stall_seconds(*ran);
+      r.by_workload[w] = {ops_per_s(ran->phases.back()),
+                          gc_wa(at, now),
+                          die_busy_share(*ran),
+                          mean_us(reads(*ran).latency_ns, kTimeScale),
+                          p99_us(reads(*ran).device_read_latency_ns, 1.0),
+                          stall_seconds(*ran)};
       at = now;
     }
     out.push_back(std::move(r));
@@ -463,10 +468,9 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
   const YcsbRun* base = nullptr;
   for (const YcsbRun& r : *runs) {
     if (r.format.name == "BaseZNS") base = &r;
-    for (const auto& [w, ops] : r.ops) {
-      result.table.add_row({r.format.name, w, ops, r.wa.at(w), r.format.parity_pct, r.format.zones,
-                            r.busy.at(w), r.read_mean_us.at(w), r.device_read_p99_us.at(w),
-                            r.stall_s.at(w)});
+    for (const auto& [w, m] : r.by_workload) {
+      result.table.add_row({r.format.name, w, m.ops, m.wa, r.format.parity_pct, r.format.zones,
+                            m.busy, m.read_mean_us, m.device_read_p99_us, m.stall_s});
     }
   }
   ZL_ASSERT(base != nullptr);
@@ -493,10 +497,10 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
       }
       result.comparisons.push_back(
           emerged({fmt::format("{} ops/s, {} / BaseZNS", w, r.format.name), "x", gain,
-                   ratio(r.ops.at(w), base->ops.at(w)), "one run each"}));
+                   ratio(r.by_workload.at(w).ops, base->by_workload.at(w).ops), "one run each"}));
       result.comparisons.push_back(emerged(
           {fmt::format("{} GC write amplification cut, {} against BaseZNS", w, r.format.name), "%",
-           wa_cut, cut(base->wa.at(w), r.wa.at(w)),
+           wa_cut, cut(base->by_workload.at(w).wa, r.by_workload.at(w).wa),
            "of the extra writes, (WA - 1); WA = (file data + collection copies) / file data"}));
     }
   }

@@ -807,22 +807,19 @@ enum class Part { kWriteReadRuns, kAgingRuns, kStreamsRuns, kProductionRuns };
 
 const Result<Runs>& shared_runs(const RunOptions& options, std::vector<Part> need) {
   static std::optional<bool> quick;
-  static Runs r;
   static std::vector<Part> done;
-  static Result<Runs> runs = Error{"not run"};
-  static bool failed = false;
+  static Result<Runs> runs = Runs{};  // what the parts in `done` ran, or the first failure
   if (!quick || *quick != options.quick) {
     quick = options.quick;
-    r = Runs{};
     done.clear();
-    runs = Error{"not run"};
-    failed = false;
+    runs = Runs{};
   }
-  if (failed) return runs;
+  if (!runs) return runs;
   std::sort(need.begin(), need.end());
   const Scale scale = scale_of(options);
   for (Part part : need) {
     if (std::find(done.begin(), done.end(), part) != done.end()) continue;
+    Runs& r = runs.value();
     Outcome ran;
     switch (part) {
       case Part::kWriteReadRuns:
@@ -841,13 +838,11 @@ const Result<Runs>& shared_runs(const RunOptions& options, std::vector<Part> nee
         break;
     }
     if (!ran) {
-      failed = true;
       runs = Error{ran.error()};
       return runs;
     }
     done.push_back(part);
   }
-  runs = r;
   return runs;
 }
 
