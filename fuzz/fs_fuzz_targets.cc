@@ -408,13 +408,17 @@ void write_fs_seeds(const char* dir, size_t& written) {
              fs::encode_meta_header(1, 1, sb, {}, kBlockBytes), written);
   write_seed(base / "fs_superblock" / "header-snapshot",
              fs::encode_meta_header(9, 4, sb, records, kBlockBytes), written);
-  // Version 2: zone sets, a hot set, and tenants on sets of their own.
+  // Version 2: zone sets, a hot set (the other levels spilling into it),
+  // and tenants on sets of their own.
   fs::Superblock sets = sb;
   sets.zone_count = 24;
   sets.zone_sets = {{16, 16, 8}, {64, 64, 8}, {16, 16, 8}};
   sets.hot_set = 0;
   sets.hot_levels = 0x0d;
   write_seed(base / "fs_superblock" / "superblock-sets", fs::encode_superblock(sets), written);
+  sets.spill_cold = 1;
+  write_seed(base / "fs_superblock" / "superblock-spill", fs::encode_superblock(sets), written);
+  sets.spill_cold = 0;
   sets.tenants = {{"a", 1}, {"tenant.b-2", 6}};
   write_seed(base / "fs_superblock" / "superblock-tenants", fs::encode_superblock(sets), written);
   write_seed(base / "fs_superblock" / "header-tenants",

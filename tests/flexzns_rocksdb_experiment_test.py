@@ -3,7 +3,8 @@
 member writes its files, every format ran every workload, the formats are
 the paper's (BaseZNS's parity inside its zones, FlexZNS's in the parity
 area, FlexZNS-1/16 mixed), parity's share of the flash grows with the small
-zones, the budget gives small zones more open zones, both tenant setups ran
+zones, the budget gives small zones more open zones, the level placements on a mixed format ran and
+filled both zone sets, both tenant setups ran
 both tenants over time, every comparison row states its kind, and the quick
 run stays within CI's budget (3 minutes). It checks no fit to the paper:
 the measured numbers come from the wall clock and move from run to run.
@@ -20,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks, check_quick_set, csv_rows as rows  # noqa: E402
 
 ZONELAB = os.path.realpath(sys.argv[1])
-MEMBERS = ["fig2", "fig6", "fig8", "tenants"]
+MEMBERS = ["fig2", "fig6", "hot_levels", "fig8", "tenants"]
 QUICK_BUDGET_S = 180
 checks = Checks()
 check = checks.check
@@ -69,6 +70,27 @@ with tempfile.TemporaryDirectory() as out:
         closed = [c for c in doc6["comparison"] if c["kind"] == "closed form"]
         check("fig6: BaseZNS's parity is 1/64 of the flash (one die of 64)",
               any(abs(c["measured"] - 100 / 64) < 1e-9 for c in closed), str(closed))
+
+        hl = rows(os.path.join(out, "hot_levels.csv"))
+        points = [(r["format"], r["placement"]) for r in hl]
+        check("hot_levels: BaseZNS, then FlexZNS-1/16 with wal,L0,L1 alone and spilling",
+              points == [("BaseZNS", "-"), ("FlexZNS-1/16", "wal,L0,L1"),
+                         ("FlexZNS-1/16", "wal,L0,L1 + spill")], str(points))
+        check("hot_levels: every point ran YCSB-A",
+              all(float(r["ops_per_s"]) > 0 for r in hl), str(hl))
+        check("hot_levels: collection's write amplification is at least 1",
+              all(float(r["gc_write_amplification"]) >= 1 for r in hl), str(hl))
+        mixed = [r for r in hl if r["format"] != "BaseZNS"]
+        check("hot_levels: on a mixed format both sets hold data, at most all of it",
+              all(0 < float(r[k]) <= 100 for r in mixed
+                  for k in ("small_set_live_pct", "large_set_live_pct")), str(mixed))
+        check("hot_levels: BaseZNS has one set (no per-set columns)",
+              float(hl[0]["small_set_live_pct"]) == 0 and float(hl[0]["small_set_wa"]) == 0,
+              str(hl[0]))
+        doc_hl = json.load(open(os.path.join(out, "hot_levels.json")))
+        check("hot_levels: the placements are in the parameters",
+              [p["placement"] for p in doc_hl["parameters"]["placements"]] ==
+              ["wal,L0,L1", "wal,L0,L1 + spill"], str(doc_hl["parameters"].get("placements")))
 
         f8 = rows(os.path.join(out, "fig8.csv"))
         open_zones = {(r["zone_size_mib"], r["open_block_budget"]): int(r["open_zones"])

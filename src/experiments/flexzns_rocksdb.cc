@@ -2,9 +2,10 @@
 // throughput against the zone size (Fig. 2's RocksDB bars); YCSB A, B and F
 // on BaseZNS, FlexZNS with small zones only and the mixed formats
 // FlexZNS-1/x, with each format's garbage-collection write amplification
-// and parity cost (Fig. 6); write throughput against the open-block budget
-// (Fig. 8); and two tenants on one drive, shared or each on its own dies
-// (§IV-D with RocksDB in place of F2FS).
+// and parity cost (Fig. 6); which levels a mixed format's small zones take,
+// and the other levels spilling into them (§IV-C); write throughput
+// against the open-block budget (Fig. 8); and two tenants on one drive,
+// shared or each on its own dies (§IV-D with RocksDB in place of F2FS).
 //
 // Scaling (docs/experiments.md). The device is the `flexzns` preset (seed 001
 // Table II: 8 channels x 8 dies, 4 planes, 4 KiB pages, tR 50 us, tPROG
@@ -536,6 +537,141 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
   return result;
 }
 
+// --- Which levels the small zones take (§IV-C)
+
+// One zone set's part of a run: the bytes the file system wrote into it
+// (data, collection's copies) and the live data it held at the end.
+struct SetWritten {
+  Written written;
+  uint64_t live_bytes = 0;
+  uint64_t capacity_bytes = 0;
+};
+std::vector<SetWritten> set_written(const Json& session) {
+  std::vector<SetWritten> out;
+  if (!session.contains("fs") || !session["fs"].contains("space")) return out;
+  const Json& space = session["fs"]["space"];
+  if (!space.contains("sets")) return out;
+  for (const Json& set : space["sets"]) {
+    SetWritten w;
+    w.written.data = set.value("data_written_bytes", uint64_t{0});
+    w.written.gc = set.value("gc_written_bytes", uint64_t{0});
+    w.live_bytes = set.value("used_bytes", uint64_t{0});
+    w.capacity_bytes = set.value("data_zones", uint64_t{0}) * set.value("zone_bytes", uint64_t{0});
+    out.push_back(w);
+  }
+  return out;
+}
+uint64_t set_fallbacks(const Json& session) {
+  if (!session.contains("fs") || !session["fs"].contains("zones")) return 0;
+  return session["fs"]["zones"].value("set_fallbacks", uint64_t{0});
+}
+
+// A placement of RocksDB's levels on a mixed format: the levels the small
+// zones take, and whether the other levels fill them too while they are
+// the emptier (mkfs --spill-cold).
+struct LevelPlacement {
+  std::string hot_levels;
+  bool spill_cold = false;
+  std::string text() const { return spill_cold ? hot_levels + " + spill" : hot_levels; }
+};
+
+Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
+  const Scale scale = scale_of(options);
+  const std::vector<uint32_t> shares =
+      options.quick ? std::vector<uint32_t>{16} : std::vector<uint32_t>{16, 4, 2};
+  const std::vector<LevelPlacement> placements =
+      options.quick ? std::vector<LevelPlacement>{{"wal,L0,L1", false}, {"wal,L0,L1", true}}
+                    : std::vector<LevelPlacement>{
+                          {"wal,L0,L1", false}, {"wal,L0,L1,L2", false}, {"wal,L0,L1", true}};
+  struct Point {
+    Format format;
+    std::string placement;  // "-" on a format of one zone size
+    fs::MkfsOptions mkfs;
+  };
+  std::vector<Point> points;
+  points.push_back({format_of("BaseZNS", 0), "-", mkfs_options()});
+  if (!options.quick) points.push_back({format_of("FlexZNS", 0), "-", mkfs_options()});
+  for (uint32_t x : shares) {
+    for (const LevelPlacement& l : placements) {
+      fs::MkfsOptions m = mkfs_options();
+      m.hot_levels = l.hot_levels;
+      m.spill_cold = l.spill_cold;
+      points.push_back({format_of(fmt::format("FlexZNS-1/{}", x), x), l.text(), m});
+    }
+  }
+  ExperimentResult result;
+  result.table =
+      Table({"format", "placement", "ops_per_s", "gain_over_base", "gc_write_amplification",
+             "small_set_wa", "large_set_wa", "small_set_live_pct", "large_set_live_pct",
+             "set_fallbacks", "die_busy_share"});
+  double base_ops = 0;
+  double base_wa = 0;
+  for (const Point& p : points) {
+    options.report(fmt::format("flexzns-rocksdb: hot_levels: {} ({})", p.format.name, p.placement));
+    auto config = device(p.format.zones, p.format.parity);
+    if (!config) return Error{config.error()};
+    auto image = image_of(*config, p.mkfs, fmt::format("{}, {}", p.format.name, p.placement));
+    if (!image) return Error{image.error()};
+    auto load = run(*image, {"ycsb-c", scale.records, 1});
+    if (!load) return Error{fmt::format("{}: load: {}", p.format.name, load.error())};
+    auto a = run(*image, {"ycsb-a", scale.records, scale.ops});
+    if (!a) return Error{fmt::format("{}: {}", p.format.name, a.error())};
+    const double ops = ops_per_s(a->phases.back());
+    const double wa = gc_wa(written(load->session), written(a->session));
+    if (p.format.name == "BaseZNS") {
+      base_ops = ops;
+      base_wa = wa;
+    }
+    // On a mixed format set 0 is the small zones (format_of puts them
+    // first), set 1 the large.
+    const std::vector<SetWritten> before = set_written(load->session);
+    const std::vector<SetWritten> after = set_written(a->session);
+    auto set_wa = [&](size_t i) {
+      return i < before.size() && i < after.size() ? gc_wa(before[i].written, after[i].written)
+                                                   : 0.0;
+    };
+    auto live_pct = [&](size_t i) {
+      return i < after.size() && after[i].capacity_bytes != 0
+                 ? 100.0 * static_cast<double>(after[i].live_bytes) /
+                       static_cast<double>(after[i].capacity_bytes)
+                 : 0.0;
+    };
+    result.table.add_row({p.format.name, p.placement, ops, ratio(ops, base_ops), wa, set_wa(0),
+                          set_wa(1), live_pct(0), live_pct(1),
+                          set_fallbacks(a->session) - set_fallbacks(load->session),
+                          die_busy_share(*a)});
+    if (p.format.small_share == 0) continue;
+    const bool sixteenth = p.format.small_share == 16;
+    result.comparisons.push_back(
+        emerged({fmt::format("ycsb-a ops/s, {} with {} / BaseZNS", p.format.name, p.placement), "x",
+                 sixteenth ? std::optional<double>(paper::kFig6Gain16[0]) : std::nullopt,
+                 ratio(ops, base_ops), "one run each; the paper does not say which levels"}));
+    result.comparisons.push_back(
+        emerged({fmt::format("ycsb-a GC write amplification cut, {} with {} against BaseZNS",
+                             p.format.name, p.placement),
+                 "%", sixteenth ? std::optional<double>(paper::kFig6WaCut16[0]) : std::nullopt,
+                 base_wa <= 1.0 ? 0.0 : 100.0 * (1.0 - (wa - 1.0) / (base_wa - 1.0)),
+                 "of the extra writes, (WA - 1)"}));
+  }
+  result.parameters = common_parameters(options);
+  Json placements_json = Json::array();
+  for (const LevelPlacement& l : placements) {
+    placements_json.push_back(
+        {{"placement", l.text()}, {"hot_levels", l.hot_levels}, {"spill_cold", l.spill_cold}});
+  }
+  result.parameters["placements"] = placements_json;
+  result.parameters["order"] = "load (YCSB inserts), then A on the same DB; WA over A";
+  result.plot = {"format",
+                 "gc_write_amplification",
+                 "placement",
+                 "",
+                 "GC write amplification over YCSB-A",
+                 "levels in the small zones",
+                 "Which levels the small zones take (seed 001 §IV-C)"};
+  result.plot.kind = "bar";
+  return result;
+}
+
 // --- Fig. 8: write throughput against the open-block budget
 
 Result<ExperimentResult> run_fig8(const RunOptions& options) {
@@ -741,6 +877,14 @@ constexpr Experiment kExperiments[] = {
      "share of the flash; what the clients waited on: their reads' mean latency, the P99 of the "
      "device reads under them (device time) and RocksDB's write stalls (device seconds).",
      run_fig6},
+    {"hot_levels", "Which levels the small zones of a mixed format take",
+     "seed 001 §IV-C (Fig. 6's mixed formats)",
+     "FlexZNS-1/x for x = 16, 4, 2 (--quick: 16) with the WAL, L0 and L1 in the small zones, "
+     "with L2 as well, and with the WAL, L0 and L1 there and the other levels spilling into them "
+     "while they are the emptier set (mkfs --spill-cold); BaseZNS and FlexZNS beside (--quick: "
+     "BaseZNS): YCSB's load, then A; ops/s in device time, garbage collection's write "
+     "amplification over A, each set's and how full each set ended.",
+     run_hot_levels},
     {"fig8", "RocksDB writes against the open-block budget", "seed 001 §IV-E, Fig. 8",
      "fillrandom on FlexZNS formats of 512 MiB, 1 GiB and 2 GiB zones under open-block budgets "
      "(zns.max_open_blocks) of 768 to 4,096 blocks (--quick: 512 MiB and 2 GiB at 1,024 and "

@@ -131,12 +131,14 @@ std::vector<uint8_t> encode_superblock(const Superblock& sb) {
   std::array<uint8_t, kPolicyNameBytes> policy{};
   std::memcpy(policy.data(), sb.policy.data(), sb.policy.size());
   w.bytes(policy.data(), policy.size());
-  ZL_ASSERT(!sb.zone_sets.empty() || (sb.hot_set == kNoHotSet && sb.hot_levels == 0));
+  ZL_ASSERT(!sb.zone_sets.empty() ||
+            (sb.hot_set == kNoHotSet && sb.hot_levels == 0 && sb.spill_cold == 0));
   if (!sb.zone_sets.empty()) {
     w.u32(static_cast<uint32_t>(sb.zone_sets.size()));
     w.u32(sb.hot_set);
     w.u32(sb.hot_levels);
     w.u32(static_cast<uint32_t>(sb.tenants.size()));
+    w.u32(sb.spill_cold);
   }
   ZL_ASSERT(sb.tenants.size() <= kTenantsMax && (sb.tenants.empty() || !sb.zone_sets.empty()));
   out.resize(kSuperblockBytes - kCrcBytes, 0);
@@ -297,12 +299,16 @@ FsResult<Superblock> decode_superblock(const uint8_t* bytes, size_t size) {
     if (tenant_count > kTenantsMax) {
       return corrupt(fmt::format("{} tenants (at most {})", tenant_count, kTenantsMax));
     }
+    sb.spill_cold = r.u32();
+    if (sb.spill_cold > 1 || (sb.hot_set == kNoHotSet && sb.spill_cold != 0)) {
+      return corrupt(fmt::format("spill cold {}", sb.spill_cold));
+    }
   }
   const size_t reserved_bytes = r.remaining() - kCrcBytes;
   const uint8_t* reserved = r.take(reserved_bytes);
   if (!std::all_of(reserved, reserved + reserved_bytes, [](uint8_t b) { return b == 0; })) {
     return corrupt(version == kFormatVersion ? "reserved bytes 80..123 not zero"
-                                             : "reserved bytes 96..123 not zero");
+                                             : "reserved bytes 100..123 not zero");
   }
   if (set_count != 0) {
     if (FsStatus ok = decode_zone_sets(bytes + kSuperblockBytes, size - kSuperblockBytes, set_count,

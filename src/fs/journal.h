@@ -82,6 +82,10 @@ struct Superblock {
   // other sets. kNoHotSet: every level in every set.
   uint32_t hot_set = kNoHotSet;
   uint32_t hot_levels = 0;
+  // With a hot set: the other levels' data also goes to the hot set while
+  // the hot set holds a smaller share of its capacity in live data than the
+  // others do (0 off, 1 on), so that the sets fill alike.
+  uint32_t spill_cold = 0;
   // With zone sets, the tenants (none: every file may use every set).
   std::vector<SuperTenant> tenants;
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "fs/fs_test_util.h"
 
@@ -287,6 +288,95 @@ TEST(ZoneSets, HotLevelsGoToTheSmallZonesAndTheRestToTheLarge) {
   Mounted again = mount(image);
   ASSERT_NE(again.fs, nullptr);
   EXPECT_GT(again.fs->counters().set_fallbacks, 0u);
+}
+
+TEST(ZoneSets, SpillColdFillsTheHotSetAsTheOthers) {
+  // The small set: 16 zones of 128 KiB (two hold the metadata), 1.75 MiB
+  // of data zones; the large: 8 of 512 KiB, 4 MiB.
+  auto cold_in_hot_set = [](bool spill) {
+    TestImage image(sets_config());
+    auto stack = image.open();
+    EXPECT_NE(stack, nullptr);
+    MkfsOptions o = test_mkfs_options();
+    o.spill_cold = spill;
+    EXPECT_TRUE(ZonedFs::mkfs(*stack, o).is_ok());
+    stack.reset();
+    Mounted m = mount(image);
+    EXPECT_NE(m.fs, nullptr);
+    EXPECT_EQ(m.fs->superblock().spill_cold, spill ? 1u : 0u);
+    EXPECT_TRUE(m.fs->create_dir("/db", false).is_ok());
+    // Level-3 tables, one after another: without spilling all go to the
+    // large set; with it, each goes to whichever set is the emptier.
+    std::map<std::string, std::vector<uint8_t>> files;
+    uint64_t in_hot = 0;
+    for (int i = 0; i < 16; ++i) {
+      const std::string path = "/db/l3-" + std::to_string(i);
+      files[path] = pattern_bytes(200 + i, 150'000);
+      write_file(*m.fs, path, files[path], {Lifetime::kExtreme, IoClass::kCompaction, false});
+      if (sets_of_file(*m.fs, path).count(0) != 0) ++in_hot;
+    }
+    const FsSpace space = m.fs->space();
+    const double hot_share =
+        static_cast<double>(space.sets[0].used_bytes) /
+        static_cast<double>(space.sets[0].used_bytes + space.sets[0].free_bytes);
+    const double cold_share =
+        static_cast<double>(space.sets[1].used_bytes) /
+        static_cast<double>(space.sets[1].used_bytes + space.sets[1].free_bytes);
+    for (const auto& [path, data] : files) EXPECT_EQ(read_file(*m.fs, path), data) << path;
+    // The choice is in the superblock: it holds after a remount.
+    EXPECT_TRUE(m.fs->unmount().is_ok());
+    m.fs.reset();
+    m.stack.reset();
+    Mounted again = mount(image);
+    EXPECT_NE(again.fs, nullptr);
+    EXPECT_EQ(again.fs->superblock().spill_cold, spill ? 1u : 0u);
+    return std::tuple{in_hot, hot_share, cold_share};
+  };
+  const auto [off_files, off_hot, off_cold] = cold_in_hot_set(false);
+  EXPECT_EQ(off_files, 0u);
+  EXPECT_EQ(off_hot, 0.0);
+  const auto [on_files, on_hot, on_cold] = cold_in_hot_set(true);
+  EXPECT_GT(on_files, 2u);
+  EXPECT_LT(on_files, 14u);
+  // Both sets about as full: within a zone's worth of the large set.
+  EXPECT_NEAR(on_hot, on_cold, 0.2) << on_hot << " " << on_cold;
+}
+
+TEST(ZoneSets, SpillColdNeedsAHotSet) {
+  TestImage image(sets_config());
+  auto stack = image.open();
+  ASSERT_NE(stack, nullptr);
+  MkfsOptions o = test_mkfs_options();
+  o.spill_cold = true;
+  o.hot_set = "none";
+  FsStatus made = ZonedFs::mkfs(*stack, o);
+  EXPECT_EQ(made.code(), Code::kInvalid);
+  EXPECT_EQ(made.message(),
+            "--spill-cold: no hot set to spill into (--hot-set none or no hot levels)");
+  EXPECT_EQ(stack->zone(0).state, ZoneState::kEmpty);  // nothing written
+  // The superblock refuses the flag without a hot set, or any other value.
+  Superblock sb;
+  sb.block_bytes = 4096;
+  sb.zone_size_lbas = 32;
+  sb.zone_capacity_lbas = 32;
+  sb.zone_count = 24;
+  sb.meta_zones = 2;
+  sb.policy = "zenfs";
+  sb.zone_sets = {{32, 32, 16}, {128, 128, 8}};
+  sb.hot_set = 0;
+  sb.hot_levels = 1;
+  for (uint32_t value : {0u, 1u, 2u}) {
+    sb.spill_cold = value;
+    std::vector<uint8_t> bytes = encode_superblock(sb);
+    EXPECT_EQ(decode_superblock(bytes.data(), bytes.size()).ok(), value <= 1) << value;
+  }
+  sb.hot_set = kNoHotSet;
+  sb.hot_levels = 0;
+  sb.spill_cold = 1;
+  std::vector<uint8_t> bytes = encode_superblock(sb);
+  auto got = decode_superblock(bytes.data(), bytes.size());
+  EXPECT_EQ(got.status().code(), Code::kCorruption);
+  EXPECT_EQ(got.status().message(), "superblock: spill cold 1");
 }
 
 TEST(ZoneSets, TheHotSetAndLevelsAreChecked) {

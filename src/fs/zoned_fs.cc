@@ -290,7 +290,13 @@ FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& o,
     }
     return std::pair{kNoHotSet, 0u};
   }
-  if (o.hot_set == "none" || *levels == 0) return std::pair{kNoHotSet, 0u};
+  if (o.hot_set == "none" || *levels == 0) {
+    if (o.spill_cold) {
+      return FsStatus(Code::kInvalid,
+                      "--spill-cold: no hot set to spill into (--hot-set none or no hot levels)");
+    }
+    return std::pair{kNoHotSet, 0u};
+  }
   uint32_t hot = kNoHotSet;
   if (o.hot_set.empty()) {
     // The set of the smallest zones.
@@ -422,6 +428,7 @@ FsStatus ZonedFs::mkfs(FsDevice& device, const MkfsOptions& options, MkfsReport*
   const auto hot = hot_placement(options, io.info());
   if (!hot) return hot.status();
   std::tie(sb.hot_set, sb.hot_levels) = *hot;
+  sb.spill_cold = sb.hot_set != kNoHotSet && options.spill_cold ? 1 : 0;
   auto tenants = mkfs_tenants(options, io.info());
   if (!tenants) return tenants.status();
   sb.tenants = std::move(*tenants);
@@ -662,7 +669,16 @@ SetMask ZonedFs::writer_sets(WriterId writer, Lifetime lifetime, IoClass io_clas
   // Seed 001 §IV-C: the hot levels in the hot set, the rest elsewhere --
   // within the writer's tenant.
   const bool hot_level = (superblock_.hot_levels & level_bit(data_level(lifetime, io_class))) != 0;
-  const SetMask wanted = room & (hot_level ? set_bit(hot) : kAllSets & ~set_bit(hot));
+  const SetMask hot_sets = room & set_bit(hot);
+  const SetMask cold_sets = room & ~set_bit(hot);
+  SetMask wanted = hot_level ? hot_sets : cold_sets;
+  // With spill_cold the other levels take the hot set as well while it is
+  // the emptier, so that both fill alike (each keeps the same share free
+  // for its collection).
+  if (!hot_level && superblock_.spill_cold != 0 && hot_sets != 0 && cold_sets != 0 &&
+      zones_->live_share(hot_sets) < zones_->live_share(cold_sets)) {
+    wanted = hot_sets;
+  }
   return wanted != 0 ? wanted : room;
 }
 

@@ -73,6 +73,10 @@ struct MkfsOptions {
   // every set), and those levels ("wal,L0,L1"; placement.h's DataLevel).
   std::string hot_set;
   std::string hot_levels = "wal,L0,L1";
+  // With a hot set: the other levels' data goes to the hot set too while
+  // the hot set holds a smaller share of its capacity in live data than the
+  // other sets, so that the sets fill alike (the superblock's spill_cold).
+  bool spill_cold = false;
   // Tenants, "NAME=SETS" each (SETS: zone set numbers, "0" or "1,2"): the
   // files under /NAME use those sets only, and no other file does.
   std::vector<std::string> tenants;

@@ -72,6 +72,17 @@ uint32_t ZoneManager::empty_count(SetMask sets) const {
   }));
 }
 
+double ZoneManager::live_share(SetMask sets) const {
+  uint64_t live = 0;
+  uint64_t capacity = 0;
+  for (const DataZone& z : zones_) {
+    if ((sets & set_bit(z.set)) == 0) continue;
+    live += z.live_blocks;
+    capacity += z.capacity_lbas;
+  }
+  return capacity == 0 ? 0.0 : static_cast<double>(live) / static_cast<double>(capacity);
+}
+
 SetZoneTable::SetZoneTable(const ZoneManager& zones, SetMask sets) : zones_(zones) {
   for (uint32_t s = 0; s < zones.set_count(); ++s) {
     if (zones.zones_in_set(s) != 0 && (sets & set_bit(s)) == 0) every_zone_ = false;

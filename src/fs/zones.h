@@ -188,6 +188,9 @@ class ZoneManager final : public ZoneTable {
   uint32_t active_count() const;
   // Empty zones nobody holds (in the sets given).
   uint32_t empty_count(SetMask sets = kAllSets) const;
+  // The live blocks of the zones in `sets` over those zones' capacity (0
+  // when the sets hold no zone).
+  double live_share(SetMask sets) const;
   // Zone sets, and the data zones of each.
   uint32_t set_count() const { return static_cast<uint32_t>(set_zones_.size()); }
   uint32_t zones_in_set(uint32_t set) const { return set_zones_.at(set); }

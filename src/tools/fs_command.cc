@@ -86,6 +86,10 @@ void add_mkfs_command(CLI::App& app, FsRequest& r) {
                                "(default wal,L0,L1; of {})",
                                fs::data_levels_text(fs::kAllLevels)))
       ->type_name("LIST");
+  mkfs->add_flag("--spill-cold", r.spill_cold,
+                 "on FlexZNS zone sets: the other levels' data goes to the hot set too while the "
+                 "hot set holds a smaller share of its capacity in live data, so the sets fill "
+                 "alike");
   mkfs->add_option("--tenant", r.tenants,
                    "on FlexZNS zone sets: a tenant whose files (those under /NAME) use only "
                    "these zone sets, which no other file uses (repeatable; e.g. a=0 b=1,2)")
@@ -316,6 +320,7 @@ fs::MkfsOptions mkfs_options(const FsRequest& r) {
   }
   o.hot_set = r.hot_set;
   if (r.hot_levels) o.hot_levels = *r.hot_levels;
+  o.spill_cold = r.spill_cold;
   o.tenants = r.tenants;
   o.force = r.force;
   return o;
@@ -369,6 +374,11 @@ std::vector<SuperblockField> superblock_fields(const fs::Superblock& sb) {
                            : fmt::format("{} (the other sets take the other levels)", sb.hot_set)});
     fields.push_back({"hot_levels", "hot levels", fs::data_levels_text(sb.hot_levels),
                       none ? std::string("-") : fs::data_levels_text(sb.hot_levels)});
+    fields.push_back({"spill_cold", "spill cold", sb.spill_cold != 0,
+                      none ? std::string("-")
+                      : sb.spill_cold != 0
+                          ? std::string("on: the other levels fill the hot set alike")
+                          : std::string("off")});
     Json tenants = Json::array();
     std::string tenants_text;
     for (const fs::SuperTenant& t : sb.tenants) {

@@ -51,6 +51,7 @@ struct FsRequest {
   std::vector<std::string> policy_options;  // mkfs -o KEY=VALUE
   std::string hot_set;                      // mkfs --hot-set (zone sets)
   std::optional<std::string> hot_levels;    // mkfs --hot-levels
+  bool spill_cold = false;                  // mkfs --spill-cold
   std::vector<std::string> tenants;         // mkfs --tenant NAME=SETS
   // fs probe
   std::optional<uint32_t> probe_threshold_pct;
