@@ -84,6 +84,14 @@ inline Mounted mount(TestImage& image, const MountOptions& options = {},
   return m;
 }
 
+// Unmounts `m` cleanly, lets its stack go and mounts the image again.
+inline Mounted remount(TestImage& image, Mounted& m) {
+  EXPECT_TRUE(m.fs->unmount().is_ok());
+  m.fs.reset();
+  m.stack.reset();
+  return mount(image);
+}
+
 inline MkfsOptions test_mkfs_options() {
   MkfsOptions o;
   o.uuid_seed = 7;

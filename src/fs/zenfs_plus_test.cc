@@ -139,10 +139,7 @@ TEST(ZenFsPlus, AFlushIsStripedOverZonesOfDifferentGroupsAndReadsBackWhole) {
   write_file(*m.fs, "/wal", pattern_bytes(9, 200'000), {Lifetime::kShort, IoClass::kWal});
   const auto wal = extent_groups(*m.fs, "/wal");
   EXPECT_EQ(std::set<uint32_t>(wal.begin(), wal.end()).size(), 1u);
-  ASSERT_TRUE(m.fs->unmount().is_ok());
-  m.fs.reset();
-  m.stack.reset();
-  Mounted again = mount(image);
+  Mounted again = remount(image, m);
   ASSERT_NE(again.fs, nullptr);
   EXPECT_EQ(read_file(*again.fs, "/l0"), data);
 }
@@ -326,10 +323,7 @@ TEST(ZenFsPlus, CollectsGarbageInUnitsOfAStripe) {
     EXPECT_EQ(read_file(*m.fs, kept[i]), pattern_bytes(100 + n, 96'000 + 777 * n)) << kept[i];
   }
   EXPECT_TRUE(m.fs->fsck(false).clean());
-  ASSERT_TRUE(m.fs->unmount().is_ok());
-  m.fs.reset();
-  m.stack.reset();
-  Mounted again = mount(image);
+  Mounted again = remount(image, m);
   ASSERT_NE(again.fs, nullptr);
   for (const std::string& path : kept) {
     const int n = std::stoi(path.substr(2));

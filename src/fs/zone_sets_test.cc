@@ -282,10 +282,7 @@ TEST(ZoneSets, HotLevelsGoToTheSmallZonesAndTheRestToTheLarge) {
   EXPECT_LT(space.sets[0].free_bytes, 2 * (128u << 10));
   for (const auto& [path, data] : l0) EXPECT_EQ(read_file(*m.fs, path), data) << path;
   // The fallback is journaled with the other counters.
-  EXPECT_TRUE(m.fs->unmount().is_ok());
-  m.fs.reset();
-  m.stack.reset();
-  Mounted again = mount(image);
+  Mounted again = remount(image, m);
   ASSERT_NE(again.fs, nullptr);
   EXPECT_GT(again.fs->counters().set_fallbacks, 0u);
 }
@@ -316,18 +313,15 @@ TEST(ZoneSets, SpillColdFillsTheHotSetAsTheOthers) {
       if (sets_of_file(*m.fs, path).count(0) != 0) ++in_hot;
     }
     const FsSpace space = m.fs->space();
-    const double hot_share =
-        static_cast<double>(space.sets[0].used_bytes) /
-        static_cast<double>(space.sets[0].used_bytes + space.sets[0].free_bytes);
-    const double cold_share =
-        static_cast<double>(space.sets[1].used_bytes) /
-        static_cast<double>(space.sets[1].used_bytes + space.sets[1].free_bytes);
+    auto live_share = [](const FsSetSpace& set) {
+      return static_cast<double>(set.used_bytes) /
+             static_cast<double>(set.used_bytes + set.free_bytes);
+    };
+    const double hot_share = live_share(space.sets[0]);
+    const double cold_share = live_share(space.sets[1]);
     for (const auto& [path, data] : files) EXPECT_EQ(read_file(*m.fs, path), data) << path;
     // The choice is in the superblock: it holds after a remount.
-    EXPECT_TRUE(m.fs->unmount().is_ok());
-    m.fs.reset();
-    m.stack.reset();
-    Mounted again = mount(image);
+    Mounted again = remount(image, m);
     EXPECT_NE(again.fs, nullptr);
     EXPECT_EQ(again.fs->superblock().spill_cold, spill ? 1u : 0u);
     return std::tuple{in_hot, hot_share, cold_share};
