@@ -345,6 +345,21 @@ TEST(FsCrashPoints, EveryInstantOnZoneSetsOfTwoSizes) {
             w, 400);
 }
 
+TEST(FsCrashPoints, EveryInstantOnZoneSetsWithTheColdLevelsSpilling) {
+  // The same sets with mkfs --spill-cold: deep levels' tables land in
+  // either set, as each set's live share moves, while the power goes.
+  Workload w;
+  w.seed = 43;
+  w.steps = 90;
+  w.tables_max = 12;
+  w.mount.gc_period_ns = 1'000'000;
+  w.mkfs.gc_free_pct = 30;
+  w.mkfs.spill_cold = true;
+  enumerate(fs_test_config({"flash.dies_per_channel=4", "flash.blocks_per_plane=16",
+                            "zns.format=128KiB:16,512KiB:8"}),
+            w, 200);
+}
+
 TEST(FsCrashPoints, EveryInstantUnderATightZoneBudget) {
   Workload w;
   w.seed = 5;
