@@ -84,6 +84,17 @@ SCENARIOS = [
      "args": ["--workload", "overwrite", "--num", "20000", "--value-size", "2000",
               "--write-buffer-size", "1MiB", "--target-file-size", "1MiB", "--threads", "2",
               "--sync"]},
+    # The same sets with the deep levels spilling into the small zones
+    # (mkfs --spill-cold) under a 2 MiB level 1, so that L2 holds most of
+    # the data: a table of L2 lands in either set as their live shares move.
+    {"name": "kv-flexzns-spill", "tool": "kv", "crashes": ["kill", "power"],
+     "create": ["--preset", "small", "--set", "flash.blocks_per_plane=32",
+                "--set", "flash.pages_per_block=64", "--set", "flash.page_size=4KiB",
+                "--set", "zns.format=1MiB:32,4MiB:20"],
+     "mkfs": ["--spill-cold"],
+     "args": ["--workload", "fillrandom", "--num", "60000", "--value-size", "700",
+              "--write-buffer-size", "512KiB", "--target-file-size", "768KiB",
+              "--max-bytes-for-level-base", "2MiB", "--threads", "3", "--sync"]},
     # Two tenants at once (seed 001 §IV-D) on a mixed format (1 MiB zones on
     # dies 0-3, 2 MiB zones on dies 4-7), each with its own workload, value
     # size and ack log; fsck checks that no tenant's data lies in the
