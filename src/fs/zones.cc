@@ -26,6 +26,7 @@ ZoneManager::ZoneManager(uint32_t first_zone, const std::vector<ZoneSetInfo>& se
     set_zones_.push_back(static_cast<uint32_t>(zones_.size() - before));
     set_capacity_.push_back(set.zone_capacity_lbas);
   }
+  set_live_.assign(set_zones_.size(), 0);
   ZL_ASSERT(!zones_.empty() && zones_.front().index == first_zone);
 }
 
@@ -38,6 +39,7 @@ void ZoneManager::load(uint32_t index, uint64_t wp_lbas, bool finished) {
 void ZoneManager::add_live(const Extent& blocks, uint64_t block_bytes) {
   DataZone& z = zone(blocks.zone);
   z.live_blocks += blocks.length / block_bytes;
+  set_live_[z.set] += blocks.length / block_bytes;
   ZL_ASSERT(z.live_blocks <= z.wp_lbas);
 }
 
@@ -46,6 +48,7 @@ void ZoneManager::remove_live(const Extent& blocks, uint64_t block_bytes, uint64
   uint64_t n = blocks.length / block_bytes;
   ZL_ASSERT(z.live_blocks >= n);
   z.live_blocks -= n;
+  set_live_[z.set] -= n;
   z.freed_seq = std::max(z.freed_seq, seq);
 }
 
@@ -75,10 +78,10 @@ uint32_t ZoneManager::empty_count(SetMask sets) const {
 double ZoneManager::live_share(SetMask sets) const {
   uint64_t live = 0;
   uint64_t capacity = 0;
-  for (const DataZone& z : zones_) {
-    if ((sets & set_bit(z.set)) == 0) continue;
-    live += z.live_blocks;
-    capacity += z.capacity_lbas;
+  for (uint32_t s = 0; s < set_count(); ++s) {
+    if ((sets & set_bit(s)) == 0) continue;
+    live += set_live_[s];
+    capacity += uint64_t{set_zones_[s]} * set_capacity_[s];
   }
   return capacity == 0 ? 0.0 : static_cast<double>(live) / static_cast<double>(capacity);
 }

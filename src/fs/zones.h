@@ -213,6 +213,7 @@ class ZoneManager final : public ZoneTable {
   std::vector<DataZone> zones_;
   std::vector<uint32_t> set_zones_;     // data zones of each set
   std::vector<uint64_t> set_capacity_;  // a zone's capacity in each set
+  std::vector<uint64_t> set_live_;      // live blocks in each set's zones
   ZoneLimits limits_;
   std::vector<uint32_t> groups_;
   std::vector<uint32_t> flush_writing_;  // by group: zones flushes are writing now
