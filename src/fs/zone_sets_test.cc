@@ -348,6 +348,14 @@ TEST(ZoneSets, SpillColdNeedsAHotSet) {
   EXPECT_EQ(made.message(),
             "--spill-cold: no hot set to spill into (--hot-set none or no hot levels)");
   EXPECT_EQ(stack->zone(0).state, ZoneState::kEmpty);  // nothing written
+  // Nor on a device of one zone size.
+  TestImage plain;
+  auto plain_stack = plain.open();
+  o = test_mkfs_options();
+  o.spill_cold = true;
+  made = ZonedFs::mkfs(*plain_stack, o);
+  EXPECT_EQ(made.code(), Code::kInvalid);
+  EXPECT_NE(made.message().find("one zone size"), std::string::npos) << made.message();
   // The superblock refuses the flag without a hot set, or any other value.
   Superblock sb;
   sb.block_bytes = 4096;

@@ -288,6 +288,11 @@ FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& o,
                                   "--zones SIZE:COUNT,... makes sets)",
                                   o.hot_set));
     }
+    if (o.spill_cold) {
+      return FsStatus(Code::kInvalid,
+                      "--spill-cold: the device has one zone size (zonelab format --zones "
+                      "SIZE:COUNT,... makes sets)");
+    }
     return std::pair{kNoHotSet, 0u};
   }
   if (o.hot_set == "none" || *levels == 0) {
