@@ -282,17 +282,13 @@ FsResult<std::pair<uint32_t, uint32_t>> hot_placement(const MkfsOptions& o,
   }
   const auto sets = static_cast<uint32_t>(info.zone_sets.size());
   if (info.uniform_zones()) {
-    if (!o.hot_set.empty() && o.hot_set != "none") {
-      return FsStatus(Code::kInvalid,
-                      fmt::format("--hot-set {}: the device has one zone size (zonelab format "
-                                  "--zones SIZE:COUNT,... makes sets)",
-                                  o.hot_set));
-    }
-    if (o.spill_cold) {
-      return FsStatus(Code::kInvalid,
-                      "--spill-cold: the device has one zone size (zonelab format --zones "
-                      "SIZE:COUNT,... makes sets)");
-    }
+    auto one_size = [](const std::string& option) {
+      return FsStatus(Code::kInvalid, option +
+                                          ": the device has one zone size (zonelab format --zones "
+                                          "SIZE:COUNT,... makes sets)");
+    };
+    if (!o.hot_set.empty() && o.hot_set != "none") return one_size("--hot-set " + o.hot_set);
+    if (o.spill_cold) return one_size("--spill-cold");
     return std::pair{kNoHotSet, 0u};
   }
   if (o.hot_set == "none" || *levels == 0) {
