@@ -331,33 +331,27 @@ TEST(FsCrashPoints, EveryInstantUnderZenFsPlusWithItsCollections) {
       w, 400);
 }
 
-TEST(FsCrashPoints, EveryInstantOnZoneSetsOfTwoSizes) {
-  // FlexZNS zone sets: 128 KiB zones then 512 KiB zones; collections in
-  // each set while the power goes.
+// FlexZNS zone sets, 128 KiB zones then 512 KiB zones, with collections in
+// each set while the power goes.
+void enumerate_on_zone_sets(uint64_t seed, bool spill_cold, uint64_t runs_max) {
   Workload w;
-  w.seed = 41;
+  w.seed = seed;
   w.steps = 90;
   w.tables_max = 12;
   w.mount.gc_period_ns = 1'000'000;
   w.mkfs.gc_free_pct = 30;
+  w.mkfs.spill_cold = spill_cold;
   enumerate(fs_test_config({"flash.dies_per_channel=4", "flash.blocks_per_plane=16",
                             "zns.format=128KiB:16,512KiB:8"}),
-            w, 400);
+            w, runs_max);
 }
 
+TEST(FsCrashPoints, EveryInstantOnZoneSetsOfTwoSizes) { enumerate_on_zone_sets(41, false, 400); }
+
 TEST(FsCrashPoints, EveryInstantOnZoneSetsWithTheColdLevelsSpilling) {
-  // The same sets with mkfs --spill-cold: deep levels' tables land in
-  // either set, as each set's live share moves, while the power goes.
-  Workload w;
-  w.seed = 43;
-  w.steps = 90;
-  w.tables_max = 12;
-  w.mount.gc_period_ns = 1'000'000;
-  w.mkfs.gc_free_pct = 30;
-  w.mkfs.spill_cold = true;
-  enumerate(fs_test_config({"flash.dies_per_channel=4", "flash.blocks_per_plane=16",
-                            "zns.format=128KiB:16,512KiB:8"}),
-            w, 200);
+  // mkfs --spill-cold: deep levels' tables land in either set, as each
+  // set's live share moves.
+  enumerate_on_zone_sets(43, true, 200);
 }
 
 TEST(FsCrashPoints, EveryInstantUnderATightZoneBudget) {

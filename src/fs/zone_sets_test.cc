@@ -29,15 +29,21 @@ Config sets_config(const std::vector<std::string>& more = {}) {
 // Zones 0-15 are set 0, 16-23 set 1.
 uint32_t set_of(uint32_t zone) { return zone < 16 ? 0 : 1; }
 
-TEST(ZoneSets, TheSuperblockRecordsEverySetAndDecodesBack) {
+// A superblock of 24 zones of 32 blocks, two of them metadata (no sets).
+Superblock small_superblock() {
   Superblock sb;
-  sb.uuid[0] = 7;
   sb.block_bytes = 4096;
   sb.zone_size_lbas = 32;
   sb.zone_capacity_lbas = 32;
   sb.zone_count = 24;
   sb.meta_zones = 2;
   sb.policy = "zenfs";
+  return sb;
+}
+
+TEST(ZoneSets, TheSuperblockRecordsEverySetAndDecodesBack) {
+  Superblock sb = small_superblock();
+  sb.uuid[0] = 7;
   // Equal zones: version 1, 128 bytes, as before there were sets.
   std::vector<uint8_t> v1 = encode_superblock(sb);
   ASSERT_EQ(v1.size(), 128u);
@@ -357,13 +363,7 @@ TEST(ZoneSets, SpillColdNeedsAHotSet) {
   EXPECT_EQ(made.code(), Code::kInvalid);
   EXPECT_NE(made.message().find("one zone size"), std::string::npos) << made.message();
   // The superblock refuses the flag without a hot set, or any other value.
-  Superblock sb;
-  sb.block_bytes = 4096;
-  sb.zone_size_lbas = 32;
-  sb.zone_capacity_lbas = 32;
-  sb.zone_count = 24;
-  sb.meta_zones = 2;
-  sb.policy = "zenfs";
+  Superblock sb = small_superblock();
   sb.zone_sets = {{32, 32, 16}, {128, 128, 8}};
   sb.hot_set = 0;
   sb.hot_levels = 1;
