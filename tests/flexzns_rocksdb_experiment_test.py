@@ -72,21 +72,25 @@ with tempfile.TemporaryDirectory() as out:
               any(abs(c["measured"] - 100 / 64) < 1e-9 for c in closed), str(closed))
 
         hl = rows(os.path.join(out, "hot_levels.csv"))
-        points = [(r["format"], r["placement"]) for r in hl]
-        check("hot_levels: BaseZNS, then FlexZNS-1/16 with wal,L0,L1 alone and spilling",
-              points == [("BaseZNS", "-"), ("FlexZNS-1/16", "wal,L0,L1"),
-                         ("FlexZNS-1/16", "wal,L0,L1 + spill")], str(points))
-        check("hot_levels: every point ran YCSB-A",
+        points = [(r["format"], r["placement"], r["workload"]) for r in hl]
+        check("hot_levels: BaseZNS, then FlexZNS-1/16 with wal,L0,L1 alone and spilling; "
+              "each YCSB A, B and F",
+              points == [(f, p, w) for f, p in [("BaseZNS", "-"), ("FlexZNS-1/16", "wal,L0,L1"),
+                                                ("FlexZNS-1/16", "wal,L0,L1 + spill")]
+                         for w in ("ycsb-a", "ycsb-b", "ycsb-f")], str(points))
+        check("hot_levels: every point ran every workload",
               all(float(r["ops_per_s"]) > 0 for r in hl), str(hl))
         check("hot_levels: collection's write amplification is at least 1",
               all(float(r["gc_write_amplification"]) >= 1 for r in hl), str(hl))
+        check("hot_levels: BaseZNS's rows are the base (gain 1)",
+              all(float(r["gain_over_base"]) == 1 for r in hl if r["format"] == "BaseZNS"), str(hl))
         mixed = [r for r in hl if r["format"] != "BaseZNS"]
-        check("hot_levels: on a mixed format both sets hold data, at most all of it",
-              all(0 < float(r[k]) <= 100 for r in mixed
-                  for k in ("small_set_live_pct", "large_set_live_pct")), str(mixed))
+        check("hot_levels: on a mixed format the small set holds data, at most all of it",
+              all(0 < float(r["small_set_live_pct"]) <= 100 and
+                  0 <= float(r["large_set_live_pct"]) <= 100 for r in mixed), str(mixed))
         check("hot_levels: BaseZNS has one set (no per-set columns)",
-              float(hl[0]["small_set_live_pct"]) == 0 and float(hl[0]["small_set_wa"]) == 0,
-              str(hl[0]))
+              all(float(r["small_set_live_pct"]) == 0 and float(r["small_set_wa"]) == 0
+                  for r in hl if r["format"] == "BaseZNS"), str(hl[:3]))
         doc_hl = json.load(open(os.path.join(out, "hot_levels.json")))
         check("hot_levels: the placements are in the parameters",
               [p["placement"] for p in doc_hl["parameters"]["placements"]] ==

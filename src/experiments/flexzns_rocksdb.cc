@@ -410,6 +410,33 @@ Result<ExperimentResult> run_fig2(const RunOptions& options) {
 
 // --- Fig. 6: YCSB A, B, F on BaseZNS, FlexZNS and FlexZNS-1/x
 
+// One zone set's part of a run: the bytes the file system wrote into it
+// (data, collection's copies) and the live data it held at the end.
+struct SetWritten {
+  Written written;
+  uint64_t live_bytes = 0;
+  uint64_t capacity_bytes = 0;
+};
+std::vector<SetWritten> set_written(const Json& session) {
+  std::vector<SetWritten> out;
+  if (!session.contains("fs") || !session["fs"].contains("space")) return out;
+  const Json& space = session["fs"]["space"];
+  if (!space.contains("sets")) return out;
+  for (const Json& set : space["sets"]) {
+    SetWritten w;
+    w.written.data = set.value("data_written_bytes", uint64_t{0});
+    w.written.gc = set.value("gc_written_bytes", uint64_t{0});
+    w.live_bytes = set.value("used_bytes", uint64_t{0});
+    w.capacity_bytes = set.value("data_zones", uint64_t{0}) * set.value("zone_bytes", uint64_t{0});
+    out.push_back(w);
+  }
+  return out;
+}
+uint64_t set_fallbacks(const Json& session) {
+  if (!session.contains("fs") || !session["fs"].contains("zones")) return 0;
+  return session["fs"]["zones"].value("set_fallbacks", uint64_t{0});
+}
+
 // One YCSB workload's run on one format.
 struct YcsbMeasure {
   double ops = 0;
@@ -420,41 +447,75 @@ struct YcsbMeasure {
   double read_mean_us = 0;
   double device_read_p99_us = 0;
   double stall_s = 0;
+  // On a format of zone sets, each set's collection write amplification
+  // over the workload and how full it ended (live data over its capacity,
+  // percent), and the zones taken outside a writer's sets; empty, 0 on one
+  // zone size.
+  std::vector<double> set_wa;
+  std::vector<double> set_live_pct;
+  uint64_t set_fallbacks = 0;
 };
+
+// A workload's measures from the sessions before it (the load's or the
+// workload's before) and its own.
+YcsbMeasure measure(const Json& before, const kv::KvResult& ran) {
+  YcsbMeasure m;
+  m.ops = ops_per_s(ran.phases.back());
+  m.wa = gc_wa(written(before), written(ran.session));
+  m.busy = die_busy_share(ran);
+  m.read_mean_us = mean_us(reads(ran).latency_ns, kTimeScale);
+  m.device_read_p99_us = p99_us(reads(ran).device_read_latency_ns, 1.0);
+  m.stall_s = stall_seconds(ran);
+  const std::vector<SetWritten> from = set_written(before);
+  const std::vector<SetWritten> to = set_written(ran.session);
+  for (size_t i = 0; i < from.size() && i < to.size(); ++i) {
+    m.set_wa.push_back(gc_wa(from[i].written, to[i].written));
+    m.set_live_pct.push_back(to[i].capacity_bytes == 0
+                                 ? 0.0
+                                 : 100.0 * static_cast<double>(to[i].live_bytes) /
+                                       static_cast<double>(to[i].capacity_bytes));
+  }
+  m.set_fallbacks = set_fallbacks(ran.session) - set_fallbacks(before);
+  return m;
+}
+
+constexpr const char* kYcsbWorkloads[] = {"ycsb-a", "ycsb-b", "ycsb-f"};
 
 struct YcsbRun {
   Format format;
   std::map<std::string, YcsbMeasure> by_workload;
 };
 
-Result<std::vector<YcsbRun>> run_ycsb(const RunOptions& options) {
+// On a fresh file system (`mkfs`) of `f`: YCSB's load (its insert phase),
+// then A, B and F in turn on the loaded DB.
+Result<YcsbRun> run_ycsb_on(const RunOptions& options, const Format& f, const fs::MkfsOptions& mkfs,
+                            const std::string& label) {
   const Scale scale = scale_of(options);
+  auto config = device(f.zones, f.parity);
+  if (!config) return Error{config.error()};
+  auto image = image_of(*config, mkfs, label);
+  if (!image) return Error{image.error()};
+  YcsbRun r;
+  r.format = f;
+  auto load = run(*image, {"ycsb-c", scale.records, 1});
+  if (!load) return Error{fmt::format("{}: load: {}", label, load.error())};
+  Json before = load->session;
+  for (const char* w : kYcsbWorkloads) {
+    auto ran = run(*image, {w, scale.records, scale.ops});
+    if (!ran) return Error{fmt::format("{}: {}", label, ran.error())};
+    r.by_workload[w] = measure(before, *ran);
+    before = ran->session;
+  }
+  return r;
+}
+
+Result<std::vector<YcsbRun>> run_ycsb(const RunOptions& options) {
   std::vector<YcsbRun> out;
   for (const Format& f : fig6_formats(options.quick)) {
     options.report(fmt::format("flexzns-rocksdb: fig6: {} ({})", f.name, f.zones));
-    auto config = device(f.zones, f.parity);
-    if (!config) return Error{config.error()};
-    auto image = image_of(*config, mkfs_options(), f.name);
-    if (!image) return Error{image.error()};
-    YcsbRun r;
-    r.format = f;
-    // The load (YCSB's insert phase), then A, B and F on the loaded DB.
-    auto load = run(*image, {"ycsb-c", scale.records, 1});
-    if (!load) return Error{fmt::format("{}: load: {}", f.name, load.error())};
-    Written at = written(load->session);
-    for (const char* w : {"ycsb-a", "ycsb-b", "ycsb-f"}) {
-      auto ran = run(*image, {w, scale.records, scale.ops});
-      if (!ran) return Error{fmt::format("{}: {}", f.name, ran.error())};
-      const Written now = written(ran->session);
-      r.by_workload[w] = {ops_per_s(ran->phases.back()),
-                          gc_wa(at, now),
-                          die_busy_share(*ran),
-                          mean_us(reads(*ran).latency_ns, kTimeScale),
-                          p99_us(reads(*ran).device_read_latency_ns, 1.0),
-                          stall_seconds(*ran)};
-      at = now;
-    }
-    out.push_back(std::move(r));
+    auto r = run_ycsb_on(options, f, mkfs_options(), f.name);
+    if (!r) return Error{r.error()};
+    out.push_back(std::move(*r));
   }
   return out;
 }
@@ -475,7 +536,6 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
     }
   }
   ZL_ASSERT(base != nullptr);
-  const char* workloads[] = {"ycsb-a", "ycsb-b", "ycsb-f"};
   auto cut = [](double base_wa, double wa) {
     // The share of garbage collection's extra writes FlexZNS saves: of
     // (WA - 1), as the paper's WA counts what collection adds.
@@ -485,8 +545,8 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
     if (&r == base) continue;
     const bool flex = r.format.name == "FlexZNS";
     const bool sixteenth = r.format.small_share == 16;
-    for (size_t i = 0; i < 3; ++i) {
-      const char* w = workloads[i];
+    for (size_t i = 0; i < std::size(kYcsbWorkloads); ++i) {
+      const char* w = kYcsbWorkloads[i];
       std::optional<double> gain;
       std::optional<double> wa_cut;
       if (flex) {
@@ -539,33 +599,6 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
 
 // --- Which levels the small zones take (§IV-C)
 
-// One zone set's part of a run: the bytes the file system wrote into it
-// (data, collection's copies) and the live data it held at the end.
-struct SetWritten {
-  Written written;
-  uint64_t live_bytes = 0;
-  uint64_t capacity_bytes = 0;
-};
-std::vector<SetWritten> set_written(const Json& session) {
-  std::vector<SetWritten> out;
-  if (!session.contains("fs") || !session["fs"].contains("space")) return out;
-  const Json& space = session["fs"]["space"];
-  if (!space.contains("sets")) return out;
-  for (const Json& set : space["sets"]) {
-    SetWritten w;
-    w.written.data = set.value("data_written_bytes", uint64_t{0});
-    w.written.gc = set.value("gc_written_bytes", uint64_t{0});
-    w.live_bytes = set.value("used_bytes", uint64_t{0});
-    w.capacity_bytes = set.value("data_zones", uint64_t{0}) * set.value("zone_bytes", uint64_t{0});
-    out.push_back(w);
-  }
-  return out;
-}
-uint64_t set_fallbacks(const Json& session) {
-  if (!session.contains("fs") || !session["fs"].contains("zones")) return 0;
-  return session["fs"]["zones"].value("set_fallbacks", uint64_t{0});
-}
-
 // A placement of RocksDB's levels on a mixed format: the levels the small
 // zones take, and whether the other levels fill them too while they are
 // the emptier (mkfs --spill-cold).
@@ -576,7 +609,6 @@ struct LevelPlacement {
 };
 
 Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
-  const Scale scale = scale_of(options);
   const std::vector<uint32_t> shares =
       options.quick ? std::vector<uint32_t>{16} : std::vector<uint32_t>{16, 4, 2};
   const std::vector<LevelPlacement> placements =
@@ -601,57 +633,43 @@ Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
   }
   ExperimentResult result;
   result.table =
-      Table({"format", "placement", "ops_per_s", "gain_over_base", "gc_write_amplification",
-             "small_set_wa", "large_set_wa", "small_set_live_pct", "large_set_live_pct",
-             "set_fallbacks", "die_busy_share"});
-  double base_ops = 0;
-  double base_wa = 0;
+      Table({"point", "format", "placement", "workload", "ops_per_s", "gain_over_base",
+             "gc_write_amplification", "small_set_wa", "large_set_wa", "small_set_live_pct",
+             "large_set_live_pct", "set_fallbacks", "die_busy_share"});
+  std::optional<YcsbRun> base;
   for (const Point& p : points) {
     options.report(fmt::format("flexzns-rocksdb: hot_levels: {} ({})", p.format.name, p.placement));
-    auto config = device(p.format.zones, p.format.parity);
-    if (!config) return Error{config.error()};
-    auto image = image_of(*config, p.mkfs, fmt::format("{}, {}", p.format.name, p.placement));
-    if (!image) return Error{image.error()};
-    auto load = run(*image, {"ycsb-c", scale.records, 1});
-    if (!load) return Error{fmt::format("{}: load: {}", p.format.name, load.error())};
-    auto a = run(*image, {"ycsb-a", scale.records, scale.ops});
-    if (!a) return Error{fmt::format("{}: {}", p.format.name, a.error())};
-    const double ops = ops_per_s(a->phases.back());
-    const double wa = gc_wa(written(load->session), written(a->session));
-    if (p.format.name == "BaseZNS") {
-      base_ops = ops;
-      base_wa = wa;
+    auto r =
+        run_ycsb_on(options, p.format, p.mkfs, fmt::format("{}, {}", p.format.name, p.placement));
+    if (!r) return Error{r.error()};
+    if (p.format.name == "BaseZNS") base = *r;
+    ZL_ASSERT(base.has_value());  // the first point
+    for (size_t i = 0; i < std::size(kYcsbWorkloads); ++i) {
+      const char* w = kYcsbWorkloads[i];
+      const YcsbMeasure& m = r->by_workload.at(w);
+      const YcsbMeasure& b = base->by_workload.at(w);
+      // On a mixed format set 0 is the small zones (format_of puts them
+      // first), set 1 the large.
+      auto of_set = [](const std::vector<double>& v, size_t set) {
+        return set < v.size() ? v[set] : 0.0;
+      };
+      result.table.add_row({fmt::format("{}, {}", p.format.name, w), p.format.name, p.placement, w,
+                            m.ops, ratio(m.ops, b.ops), m.wa, of_set(m.set_wa, 0),
+                            of_set(m.set_wa, 1), of_set(m.set_live_pct, 0),
+                            of_set(m.set_live_pct, 1), m.set_fallbacks, m.busy});
+      if (p.format.small_share == 0) continue;
+      const bool sixteenth = p.format.small_share == 16;
+      result.comparisons.push_back(
+          emerged({fmt::format("{} ops/s, {} with {} / BaseZNS", w, p.format.name, p.placement),
+                   "x", sixteenth ? std::optional<double>(paper::kFig6Gain16[i]) : std::nullopt,
+                   ratio(m.ops, b.ops), "one run each; the paper does not say which levels"}));
+      result.comparisons.push_back(
+          emerged({fmt::format("{} GC write amplification cut, {} with {} against BaseZNS", w,
+                               p.format.name, p.placement),
+                   "%", sixteenth ? std::optional<double>(paper::kFig6WaCut16[i]) : std::nullopt,
+                   b.wa <= 1.0 ? 0.0 : 100.0 * (1.0 - (m.wa - 1.0) / (b.wa - 1.0)),
+                   "of the extra writes, (WA - 1)"}));
     }
-    // On a mixed format set 0 is the small zones (format_of puts them
-    // first), set 1 the large.
-    const std::vector<SetWritten> before = set_written(load->session);
-    const std::vector<SetWritten> after = set_written(a->session);
-    auto set_wa = [&](size_t i) {
-      return i < before.size() && i < after.size() ? gc_wa(before[i].written, after[i].written)
-                                                   : 0.0;
-    };
-    auto live_pct = [&](size_t i) {
-      return i < after.size() && after[i].capacity_bytes != 0
-                 ? 100.0 * static_cast<double>(after[i].live_bytes) /
-                       static_cast<double>(after[i].capacity_bytes)
-                 : 0.0;
-    };
-    result.table.add_row({p.format.name, p.placement, ops, ratio(ops, base_ops), wa, set_wa(0),
-                          set_wa(1), live_pct(0), live_pct(1),
-                          set_fallbacks(a->session) - set_fallbacks(load->session),
-                          die_busy_share(*a)});
-    if (p.format.small_share == 0) continue;
-    const bool sixteenth = p.format.small_share == 16;
-    result.comparisons.push_back(
-        emerged({fmt::format("ycsb-a ops/s, {} with {} / BaseZNS", p.format.name, p.placement), "x",
-                 sixteenth ? std::optional<double>(paper::kFig6Gain16[0]) : std::nullopt,
-                 ratio(ops, base_ops), "one run each; the paper does not say which levels"}));
-    result.comparisons.push_back(
-        emerged({fmt::format("ycsb-a GC write amplification cut, {} with {} against BaseZNS",
-                             p.format.name, p.placement),
-                 "%", sixteenth ? std::optional<double>(paper::kFig6WaCut16[0]) : std::nullopt,
-                 base_wa <= 1.0 ? 0.0 : 100.0 * (1.0 - (wa - 1.0) / (base_wa - 1.0)),
-                 "of the extra writes, (WA - 1)"}));
   }
   result.parameters = common_parameters(options);
   Json placements_json = Json::array();
@@ -660,15 +678,16 @@ Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
         {{"placement", l.text()}, {"hot_levels", l.hot_levels}, {"spill_cold", l.spill_cold}});
   }
   result.parameters["placements"] = placements_json;
-  result.parameters["order"] = "load (YCSB inserts), then A on the same DB; WA over A";
-  result.plot = {"format",
+  result.parameters["order"] =
+      "load (YCSB inserts), then A, B and F in turn on the same DB; WA over each";
+  result.plot = {"point",
                  "gc_write_amplification",
                  "placement",
                  "",
-                 "GC write amplification over YCSB-A",
+                 "GC write amplification",
                  "levels in the small zones",
                  "Which levels the small zones take (seed 001 §IV-C)"};
-  result.plot.kind = "bar";
+  result.plot.kind = "heatmap";
   return result;
 }
 
@@ -882,8 +901,9 @@ constexpr Experiment kExperiments[] = {
      "FlexZNS-1/x for x = 16, 4, 2 (--quick: 16) with the WAL, L0 and L1 in the small zones, "
      "with L2 as well, and with the WAL, L0 and L1 there and the other levels spilling into them "
      "while they are the emptier set (mkfs --spill-cold); BaseZNS and FlexZNS beside (--quick: "
-     "BaseZNS): YCSB's load, then A; ops/s in device time, garbage collection's write "
-     "amplification over A, each set's and how full each set ended.",
+     "BaseZNS): YCSB's load, then A, B and F in turn; ops/s in device time, garbage "
+     "collection's write amplification over each workload, each set's, and how full each set "
+     "ended.",
      run_hot_levels},
     {"fig8", "RocksDB writes against the open-block budget", "seed 001 §IV-E, Fig. 8",
      "fillrandom on FlexZNS formats of 512 MiB, 1 GiB and 2 GiB zones under open-block budgets "
