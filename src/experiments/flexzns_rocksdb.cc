@@ -313,6 +313,13 @@ double gc_wa(const Written& before, const Written& after) {
   return data == 0 ? 1.0 : static_cast<double>(data + gc) / static_cast<double>(data);
 }
 
+// The share of garbage collection's extra writes a format saves against
+// the base, in percent: of (WA - 1), as the paper's WA counts what
+// collection adds.
+double wa_cut_pct(double base_wa, double wa) {
+  return base_wa <= 1.0 ? 0.0 : 100.0 * (1.0 - (wa - 1.0) / (base_wa - 1.0));
+}
+
 Result<KvImage> image_of(const Config& config, const fs::MkfsOptions& mkfs,
                          std::string_view label) {
   return KvImage::make(config, mkfs, label);
@@ -536,11 +543,6 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
     }
   }
   ZL_ASSERT(base != nullptr);
-  auto cut = [](double base_wa, double wa) {
-    // The share of garbage collection's extra writes FlexZNS saves: of
-    // (WA - 1), as the paper's WA counts what collection adds.
-    return base_wa <= 1.0 ? 0.0 : 100.0 * (1.0 - (wa - 1.0) / (base_wa - 1.0));
-  };
   for (const YcsbRun& r : *runs) {
     if (&r == base) continue;
     const bool flex = r.format.name == "FlexZNS";
@@ -561,7 +563,7 @@ Result<ExperimentResult> run_fig6(const RunOptions& options) {
                    ratio(r.by_workload.at(w).ops, base->by_workload.at(w).ops), "one run each"}));
       result.comparisons.push_back(emerged(
           {fmt::format("{} GC write amplification cut, {} against BaseZNS", w, r.format.name), "%",
-           wa_cut, cut(base->by_workload.at(w).wa, r.by_workload.at(w).wa),
+           wa_cut, wa_cut_pct(base->by_workload.at(w).wa, r.by_workload.at(w).wa),
            "of the extra writes, (WA - 1); WA = (file data + collection copies) / file data"}));
     }
   }
@@ -636,6 +638,11 @@ Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
       Table({"point", "format", "placement", "workload", "ops_per_s", "gain_over_base",
              "gc_write_amplification", "small_set_wa", "large_set_wa", "small_set_live_pct",
              "large_set_live_pct", "set_fallbacks", "die_busy_share"});
+  // On a mixed format set 0 is the small zones (format_of puts them
+  // first), set 1 the large; one zone size has no sets.
+  auto of_set = [](const std::vector<double>& v, size_t set) {
+    return set < v.size() ? v[set] : 0.0;
+  };
   std::optional<YcsbRun> base;
   for (const Point& p : points) {
     options.report(fmt::format("flexzns-rocksdb: hot_levels: {} ({})", p.format.name, p.placement));
@@ -648,11 +655,6 @@ Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
       const char* w = kYcsbWorkloads[i];
       const YcsbMeasure& m = r->by_workload.at(w);
       const YcsbMeasure& b = base->by_workload.at(w);
-      // On a mixed format set 0 is the small zones (format_of puts them
-      // first), set 1 the large.
-      auto of_set = [](const std::vector<double>& v, size_t set) {
-        return set < v.size() ? v[set] : 0.0;
-      };
       result.table.add_row({fmt::format("{}, {}", p.format.name, w), p.format.name, p.placement, w,
                             m.ops, ratio(m.ops, b.ops), m.wa, of_set(m.set_wa, 0),
                             of_set(m.set_wa, 1), of_set(m.set_live_pct, 0),
@@ -667,8 +669,7 @@ Result<ExperimentResult> run_hot_levels(const RunOptions& options) {
           emerged({fmt::format("{} GC write amplification cut, {} with {} against BaseZNS", w,
                                p.format.name, p.placement),
                    "%", sixteenth ? std::optional<double>(paper::kFig6WaCut16[i]) : std::nullopt,
-                   b.wa <= 1.0 ? 0.0 : 100.0 * (1.0 - (m.wa - 1.0) / (b.wa - 1.0)),
-                   "of the extra writes, (WA - 1)"}));
+                   wa_cut_pct(b.wa, m.wa), "of the extra writes, (WA - 1)"}));
     }
   }
   result.parameters = common_parameters(options);

@@ -479,13 +479,12 @@ TEST(StackRealtime, WallClockTimersRunOnTheirOwnThread) {
   EXPECT_TRUE((*stack)->close().ok());
 }
 
+TEST(StackReport, MeanBusyAveragesABusyArrayAndIsZeroWithoutOne) {
+  EXPECT_DOUBLE_EQ(mean_busy(nlohmann::ordered_json::parse("[0.25, 0.5, 0.75, 0.5]")), 0.5);
+  EXPECT_DOUBLE_EQ(mean_busy(nlohmann::ordered_json::parse("[]")), 0.0);
+  EXPECT_DOUBLE_EQ(mean_busy(nlohmann::ordered_json()), 0.0);
+  EXPECT_DOUBLE_EQ(mean_busy(nlohmann::ordered_json::parse("{\"die\": 1}")), 0.0);
+}
+
 }  // namespace
 }  // namespace zonelab
-
-TEST(StackReport, MeanBusyAveragesABusyArrayAndIsZeroWithoutOne) {
-  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json::parse("[0.25, 0.5, 0.75, 0.5]")),
-                   0.5);
-  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json::parse("[]")), 0.0);
-  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json()), 0.0);
-  EXPECT_DOUBLE_EQ(zonelab::mean_busy(nlohmann::ordered_json::parse("{\"die\": 1}")), 0.0);
-}
